@@ -1,0 +1,48 @@
+# librdmx: the layers' objects linked into one shared and one static library,
+# installed with a CMake package (rdmx::rdmx) and a pkg-config file (rdmx.pc).
+set(RDMX_LAYERS rdmx_core rdmx_transport rdmx_proto rdmx_coll)
+set(_rdmx_objs)
+foreach(l ${RDMX_LAYERS})
+  list(APPEND _rdmx_objs $<TARGET_OBJECTS:${l}>)
+endforeach()
+set(_rdmx_deps PkgConfig::IBVERBS PkgConfig::RDMACM PkgConfig::HWLOC PkgConfig::PMIX Threads::Threads)
+
+add_library(rdmx SHARED ${_rdmx_objs})
+target_link_libraries(rdmx PRIVATE ${_rdmx_deps})
+target_include_directories(rdmx PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+set_target_properties(rdmx PROPERTIES
+  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+  C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
+  LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/rdmx.map)
+target_link_options(rdmx PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/rdmx.map -Wl,--no-undefined)
+
+add_library(rdmx_static STATIC ${_rdmx_objs})
+set_target_properties(rdmx_static PROPERTIES OUTPUT_NAME rdmx)
+target_include_directories(rdmx_static PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_link_libraries(rdmx_static INTERFACE
+  $<LINK_ONLY:${IBVERBS_LINK_LIBRARIES}> $<LINK_ONLY:${RDMACM_LINK_LIBRARIES}>
+  $<LINK_ONLY:${HWLOC_LINK_LIBRARIES}> $<LINK_ONLY:${PMIX_LINK_LIBRARIES}> $<LINK_ONLY:Threads::Threads>)
+add_library(rdmx::rdmx ALIAS rdmx)
+add_library(rdmx::rdmx_static ALIAS rdmx_static)
+
+# Internal view for tests and benchmarks that exercise non-public code.
+add_library(rdmx_internal INTERFACE)
+target_link_libraries(rdmx_internal INTERFACE rdmx_static ${_rdmx_deps})
+target_include_directories(rdmx_internal INTERFACE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
+
+include(CMakePackageConfigHelpers)
+install(TARGETS rdmx rdmx_static EXPORT rdmxTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY include/rdmx DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT rdmxTargets NAMESPACE rdmx:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rdmx)
+configure_package_config_file(cmake/rdmxConfig.cmake.in ${PROJECT_BINARY_DIR}/rdmxConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rdmx)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/rdmxConfigVersion.cmake COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/rdmxConfig.cmake ${PROJECT_BINARY_DIR}/rdmxConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rdmx)
+string(REPLACE ";" " " RDMX_PC_PRIVATE "-L${PMIX_LIBDIR} ${IBVERBS_LDFLAGS} ${RDMACM_LDFLAGS} ${HWLOC_LDFLAGS} ${PMIX_LDFLAGS} -lpthread")
+configure_file(cmake/rdmx.pc.in ${PROJECT_BINARY_DIR}/rdmx.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/rdmx.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,211 @@
+/*
+ * rdmx: kernel-bypass tagged message passing over RDMA (rdma-core).
+ *
+ * This header is the whole public C API. It is plain C99 and usable from C,
+ * C++ and (through ISO_C_BINDING, see the `rdmx` Fortran module) Fortran.
+ *
+ * General contract, unless a function says otherwise:
+ *  - Every function returns an rdmx_status_t; RDMX_OK (0) is success, negative
+ *    values are errors. rdmx_strerror() names them.
+ *  - Bad arguments return RDMX_ERR_INVALID_ARG and log one line naming the
+ *    argument; they never crash and never change state.
+ *  - Thread safety: any thread may call any function on the same context
+ *    concurrently (the level of MPI_THREAD_MULTIPLE), except rdmx_init and
+ *    rdmx_finalize, which must not race with other calls on that context.
+ *  - Sizes are in bytes, ranks are 0..size-1, user tags are 0..INT32_MAX.
+ *  - No C++ exception ever crosses this API.
+ *  - Every wait that depends on a peer has a deadline (RDMX_PEER_TIMEOUT).
+ */
+#ifndef RDMX_RDMX_H
+#define RDMX_RDMX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define RDMX_API __attribute__((visibility("default")))
+#else
+#define RDMX_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Library version: major.minor.patch. */
+#define RDMX_VERSION_MAJOR 0
+#define RDMX_VERSION_MINOR 1
+#define RDMX_VERSION_PATCH 0
+
+typedef struct rdmx_context *rdmx_context_h;
+typedef struct rdmx_request *rdmx_request_h;   /* NULL once completed and freed */
+
+typedef enum { RDMX_OK = 0, RDMX_INPROGRESS = 1, RDMX_ERR_INVALID_ARG = -1, RDMX_ERR_TRUNCATE = -2,
+               RDMX_ERR_PEER_LOST = -3, RDMX_ERR_TIMEOUT = -4, RDMX_ERR_CONNECT = -5,
+               RDMX_ERR_DEVICE = -6, RDMX_ERR_NO_DEVICE = -7, RDMX_ERR_NO_MEMORY = -8,
+               RDMX_ERR_CANCELED = -9, RDMX_ERR_INTERNAL = -10, RDMX_ERR_PROTOCOL = -11,
+               RDMX_ERR_UNSUPPORTED = -12 } rdmx_status_t;
+
+#define RDMX_ANY_SOURCE (-1)
+#define RDMX_ANY_TAG    (-1)
+
+/** What a completed receive (or probe) saw. `length` is the size the sender
+ *  sent, even when it was truncated; `error` is the operation's own status. */
+typedef struct { int source; int tag; size_t length; rdmx_status_t error; } rdmx_msg_info_t;
+
+/**
+ * Allgather callback for applications that already have a runtime (e.g. MPI):
+ * every rank contributes `len` bytes from `sendbuf`; on return `recvbuf` holds
+ * size*len bytes, rank i's contribution at offset i*len. Must be collective
+ * over the same processes and return 0 on success, nonzero on failure.
+ */
+typedef int (*rdmx_allgather_fn_t)(const void *sendbuf, void *recvbuf, size_t len, void *arg);
+
+/** Progress modes (RDMX_PROGRESS=thread|caller). */
+typedef enum { RDMX_PROGRESS_DEFAULT = 0, RDMX_PROGRESS_THREAD = 1, RDMX_PROGRESS_CALLER = 2 } rdmx_progress_mode_t;
+
+/**
+ * Configuration. Always initialise with rdmx_config_init() first, then set
+ * the fields you want: a zero / NULL field means "environment, else default".
+ * A field set here wins over the RDMX_* environment variable of the same name
+ * (see docs/configuration.md for the table). The struct may grow at the end;
+ * `struct_size` lets the library tell old callers from new ones.
+ */
+struct rdmx_config {
+    size_t struct_size;              /* set by rdmx_config_init */
+    /* Bootstrap through a caller's runtime instead of PMIx. All three or none. */
+    rdmx_allgather_fn_t allgather;   /* NULL: PMIx, or a singleton job when not launched */
+    void *allgather_arg;
+    int rank;                        /* this process's rank when allgather is set */
+    int size;                        /* job size when allgather is set */
+    const char *device;              /* RDMX_DEVICE: "rxe0" or "rxe0:1" */
+    const char *ifaddr;              /* RDMX_IFADDR: IPv4 address (or interface name) to use */
+    size_t eager_limit;              /* RDMX_EAGER_LIMIT: largest eager payload, bytes */
+    size_t rndv_thresh;              /* RDMX_RNDV_THRESH: smallest rendezvous message, bytes */
+    unsigned srq_depth;              /* RDMX_SRQ_DEPTH: receive buffers posted to the SRQ */
+    size_t unexpected_limit;         /* RDMX_UNEXPECTED_LIMIT: bytes of unexpected data buffered */
+    rdmx_progress_mode_t progress;   /* RDMX_PROGRESS */
+    int log_level;                   /* RDMX_LOG_LEVEL: 0 error,1 warn,2 info,3 debug,4 trace; -1 = unset */
+    double connect_timeout;          /* RDMX_CONNECT_TIMEOUT: seconds for the full mesh */
+    double peer_timeout;             /* RDMX_PEER_TIMEOUT: seconds a peer may stay silent in a wait */
+};
+typedef struct rdmx_config rdmx_config_t;    /* NULL means defaults plus RDMX_* environment */
+
+/** Fill *cfg with "unset" values (all zero, log_level -1, struct_size set). */
+RDMX_API void rdmx_config_init(rdmx_config_t *cfg);
+
+/**
+ * Create a context: bootstrap (PMIx, the allgather callback, or a singleton),
+ * open the device, connect a full mesh of RC queue pairs, start progress.
+ * Collective over all ranks of the job. On error *ctx_p is NULL and the log
+ * names the peer, the address and the CM event that failed.
+ * Errors: INVALID_ARG, NO_DEVICE, DEVICE, CONNECT, TIMEOUT, NO_MEMORY, INTERNAL.
+ */
+RDMX_API rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p);
+
+/**
+ * Disconnect every peer (with a deadline), release every verbs resource and
+ * free the context. Pending requests complete with RDMX_ERR_CANCELED; their
+ * handles must still be freed with rdmx_test/rdmx_wait, or are leaked.
+ * Not collective in the strict sense, but every rank should call it.
+ */
+RDMX_API rdmx_status_t rdmx_finalize(rdmx_context_h ctx);
+
+/** This process's rank, or -1 for an invalid context. */
+RDMX_API int rdmx_rank(rdmx_context_h ctx);
+/** Number of processes in the job, or -1 for an invalid context. */
+RDMX_API int rdmx_size(rdmx_context_h ctx);
+
+/**
+ * Blocking send of `len` bytes to rank `dest` with tag `tag` (>= 0). Returns
+ * when `buf` may be reused. Sending to oneself works (a matching receive must
+ * be posted from another thread or beforehand with rdmx_irecv).
+ * Errors: INVALID_ARG, PEER_LOST, TIMEOUT, DEVICE, NO_MEMORY.
+ */
+RDMX_API rdmx_status_t rdmx_send(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag);
+/**
+ * Blocking receive into `buf` (capacity `len` bytes) of a message from
+ * `source` (or RDMX_ANY_SOURCE) with `tag` (or RDMX_ANY_TAG). A longer
+ * message fills `len` bytes, returns RDMX_ERR_TRUNCATE and reports its full
+ * size in info_p->length; not a byte is written past buf+len.
+ */
+RDMX_API rdmx_status_t rdmx_recv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_msg_info_t *info_p);
+/** Nonblocking send: *req_p receives a request to complete with test/wait. The
+ *  buffer must not change until then. */
+RDMX_API rdmx_status_t rdmx_isend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p);
+/** Nonblocking receive; see rdmx_recv for matching and truncation. */
+RDMX_API rdmx_status_t rdmx_irecv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_request_h *req_p);
+/**
+ * Check a request. If it completed: *done_p = 1, *info_p filled (may be NULL),
+ * the request is freed, *req becomes NULL and the operation's own status is
+ * returned. Otherwise *done_p = 0 and RDMX_INPROGRESS is returned. A NULL
+ * *req counts as completed with RDMX_OK (like MPI_REQUEST_NULL).
+ */
+RDMX_API rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info_t *info_p);
+/** Wait for a request (spinning briefly, then blocking), free it, set *req to
+ *  NULL and return its status. */
+RDMX_API rdmx_status_t rdmx_wait(rdmx_request_h *req, rdmx_msg_info_t *info_p);
+/** Wait for all n requests; infos may be NULL. Returns RDMX_OK or the first
+ *  error in array order; every request is freed either way. */
+RDMX_API rdmx_status_t rdmx_waitall(size_t n, rdmx_request_h reqs[], rdmx_msg_info_t infos[] /* may be NULL */);
+/** Wait for any one non-NULL request; its index goes to *index_p. If all are
+ *  NULL, returns RDMX_OK with *index_p = n. */
+RDMX_API rdmx_status_t rdmx_waitany(size_t n, rdmx_request_h reqs[], size_t *index_p, rdmx_msg_info_t *info_p);
+/** Cancel a receive that has not matched yet: it then completes with
+ *  RDMX_ERR_CANCELED. A matched receive or a send is not cancelled (RDMX_OK is
+ *  returned and the request completes normally). */
+RDMX_API rdmx_status_t rdmx_cancel(rdmx_request_h req);                 /* receives */
+/** Block until a message matching (source, tag) is available and describe it
+ *  without receiving it. */
+RDMX_API rdmx_status_t rdmx_probe(rdmx_context_h ctx, int source, int tag, rdmx_msg_info_t *info_p);
+/** Nonblocking probe: *found_p = 1 and *info_p filled if a message matches. */
+RDMX_API rdmx_status_t rdmx_iprobe(rdmx_context_h ctx, int source, int tag, int *found_p, rdmx_msg_info_t *info_p);
+/** Static string naming a status; never NULL. */
+RDMX_API const char *rdmx_strerror(rdmx_status_t status);
+
+/**
+ * Tag spaces. The user's tags live in RDMX_TAGSPACE_USER; libraries built on
+ * rdmx (rdmx's own collectives among them) use other spaces, whose messages
+ * never match a receive of another space, RDMX_ANY_TAG included.
+ */
+typedef enum { RDMX_TAGSPACE_USER = 0, RDMX_TAGSPACE_COLL = 1, RDMX_TAGSPACE_LIB = 2 } rdmx_tagspace_t;
+RDMX_API rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len,
+                                     int dest, int tag, rdmx_request_h *req_p);
+RDMX_API rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len,
+                                     int source, int tag, rdmx_request_h *req_p);
+
+/** Drive progress once from the calling thread (useful in RDMX_PROGRESS=caller
+ *  mode for applications that poll). Returns the number of events handled. */
+RDMX_API int rdmx_progress(rdmx_context_h ctx);
+
+/** Seconds since an arbitrary point, monotonic, for benchmarks. */
+RDMX_API double rdmx_wtime(void);
+
+/* ---------------------------------------------------------------------------
+ * Collectives. All ranks call them in the same order with matching
+ * arguments. Buffers are counted in elements of `dt` for reductions and in
+ * bytes elsewhere. Bitwise ops on floating types, a root out of range or
+ * overlapping buffers (other than RDMX_IN_PLACE) return RDMX_ERR_INVALID_ARG.
+ * ------------------------------------------------------------------------- */
+typedef enum { RDMX_INT8, RDMX_INT16, RDMX_INT32, RDMX_INT64, RDMX_UINT8, RDMX_UINT16, RDMX_UINT32,
+               RDMX_UINT64, RDMX_FLOAT, RDMX_DOUBLE } rdmx_datatype_t;
+typedef enum { RDMX_SUM, RDMX_PROD, RDMX_MIN, RDMX_MAX, RDMX_BAND, RDMX_BOR, RDMX_BXOR } rdmx_op_t;
+#define RDMX_IN_PLACE ((const void *)1)   /* as sendbuf of allreduce/reduce/allgather */
+
+RDMX_API rdmx_status_t rdmx_barrier(rdmx_context_h ctx);
+RDMX_API rdmx_status_t rdmx_bcast(rdmx_context_h ctx, void *buf, size_t len, int root);
+RDMX_API rdmx_status_t rdmx_reduce(rdmx_context_h ctx, const void *sendbuf, void *recvbuf, size_t count,
+                                   rdmx_datatype_t dt, rdmx_op_t op, int root);
+RDMX_API rdmx_status_t rdmx_allreduce(rdmx_context_h ctx, const void *sendbuf, void *recvbuf, size_t count,
+                                      rdmx_datatype_t dt, rdmx_op_t op);
+RDMX_API rdmx_status_t rdmx_reduce_scatter_block(rdmx_context_h ctx, const void *sendbuf, void *recvbuf,
+                                                 size_t count_per_rank, rdmx_datatype_t dt, rdmx_op_t op);
+RDMX_API rdmx_status_t rdmx_allgather(rdmx_context_h ctx, const void *sendbuf, size_t len, void *recvbuf);   /* recvbuf: size*len bytes */
+RDMX_API rdmx_status_t rdmx_gather(rdmx_context_h ctx, const void *sendbuf, size_t len, void *recvbuf, int root);
+RDMX_API rdmx_status_t rdmx_scatter(rdmx_context_h ctx, const void *sendbuf, size_t len, void *recvbuf, int root);
+RDMX_API rdmx_status_t rdmx_alltoall(rdmx_context_h ctx, const void *sendbuf, size_t len, void *recvbuf);    /* len bytes per peer */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RDMX_RDMX_H */
