@@ -1,0 +1,174 @@
+#include "core/bootstrap.h"
+
+#include <pmix.h>
+#include <sys/random.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/log.h"
+
+namespace rdmx {
+
+uint64_t random_u64() {
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+        v = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^ 0x9e3779b97f4a7c15ull;
+    return v;
+}
+
+namespace {
+
+class SingletonBootstrap final : public Bootstrap {
+public:
+    const char *name() const override { return "singleton"; }
+    rdmx_status_t allgather(const void *in, void *out, size_t len) override {
+        std::memcpy(out, in, len);
+        return RDMX_OK;
+    }
+};
+
+class CallbackBootstrap final : public Bootstrap {
+public:
+    CallbackBootstrap(const Config &c) : fn_(c.allgather), arg_(c.allgather_arg) {
+        rank_ = c.rank;
+        size_ = c.size;
+        local_rank_ = c.rank;
+        if (const char *lr = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK")) local_rank_ = std::atoi(lr);
+    }
+    const char *name() const override { return "allgather callback"; }
+    rdmx_status_t allgather(const void *in, void *out, size_t len) override {
+        int rc = fn_(in, out, len, arg_);
+        if (rc != 0) {
+            RDMX_ERROR("bootstrap: the application's allgather callback failed (returned %d, %zu bytes)", rc, len);
+            return RDMX_ERR_CONNECT;
+        }
+        return RDMX_OK;
+    }
+
+private:
+    rdmx_allgather_fn_t fn_;
+    void *arg_;
+};
+
+class PmixBootstrap final : public Bootstrap {
+public:
+    ~PmixBootstrap() override {
+        if (inited_) PMIx_Finalize(nullptr, 0);
+    }
+    const char *name() const override { return "PMIx"; }
+    // PMIX_ERR_UNREACH (no server) means we were not launched by one.
+    pmix_status_t init();
+    rdmx_status_t allgather(const void *in, void *out, size_t len) override;
+
+private:
+    rdmx_status_t get_u32(pmix_rank_t r, const char *key, uint32_t *out);
+    pmix_proc_t me_{};
+    bool inited_ = false;
+    static std::atomic<unsigned> seq_;
+};
+
+std::atomic<unsigned> PmixBootstrap::seq_{0};
+
+rdmx_status_t PmixBootstrap::get_u32(pmix_rank_t r, const char *key, uint32_t *out) {
+    pmix_proc_t p;
+    PMIX_PROC_CONSTRUCT(&p);
+    PMIX_LOAD_PROCID(&p, me_.nspace, r);
+    pmix_value_t *val = nullptr;
+    pmix_status_t rc = PMIx_Get(&p, key, nullptr, 0, &val);
+    if (rc != PMIX_SUCCESS || val == nullptr) return RDMX_ERR_CONNECT;
+    switch (val->type) {
+    case PMIX_UINT32: *out = val->data.uint32; break;
+    case PMIX_UINT16: *out = val->data.uint16; break;
+    case PMIX_INT: *out = static_cast<uint32_t>(val->data.integer); break;
+    default: PMIX_VALUE_RELEASE(val); return RDMX_ERR_CONNECT;
+    }
+    PMIX_VALUE_RELEASE(val);
+    return RDMX_OK;
+}
+
+pmix_status_t PmixBootstrap::init() {
+    pmix_status_t rc = PMIx_Init(&me_, nullptr, 0);
+    if (rc != PMIX_SUCCESS) return rc;
+    inited_ = true;
+    rank_ = static_cast<int>(me_.rank);
+    uint32_t v = 0;
+    if (get_u32(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &v) != RDMX_OK || v == 0) {
+        RDMX_ERROR("bootstrap: PMIx_Get(PMIX_JOB_SIZE) failed in namespace %s", me_.nspace);
+        return PMIX_ERROR;
+    }
+    size_ = static_cast<int>(v);
+    local_rank_ = rank_;
+    if (get_u32(me_.rank, PMIX_LOCAL_RANK, &v) == RDMX_OK) local_rank_ = static_cast<int>(v);
+    return PMIX_SUCCESS;
+}
+
+rdmx_status_t PmixBootstrap::allgather(const void *in, void *out, size_t len) {
+    char key[PMIX_MAX_KEYLEN];
+    std::snprintf(key, sizeof(key), "rdmx.ag.%u", seq_.fetch_add(1));
+    pmix_value_t v;
+    PMIX_VALUE_CONSTRUCT(&v);
+    v.type = PMIX_BYTE_OBJECT;
+    v.data.bo.bytes = static_cast<char *>(const_cast<void *>(in));
+    v.data.bo.size = len;
+    pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key, &v);
+    if (rc == PMIX_SUCCESS) rc = PMIx_Commit();
+    pmix_info_t info;
+    bool collect = true;
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    pmix_proc_t all;
+    PMIX_LOAD_PROCID(&all, me_.nspace, PMIX_RANK_WILDCARD);
+    if (rc == PMIX_SUCCESS) rc = PMIx_Fence(&all, 1, &info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS) {
+        RDMX_ERROR("bootstrap: PMIx put/commit/fence of %s failed: %s", key, PMIx_Error_string(rc));
+        return RDMX_ERR_CONNECT;
+    }
+    for (int r = 0; r < size_; ++r) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me_.nspace, static_cast<pmix_rank_t>(r));
+        pmix_value_t *got = nullptr;
+        rc = PMIx_Get(&p, key, nullptr, 0, &got);
+        if (rc != PMIX_SUCCESS || got == nullptr || got->type != PMIX_BYTE_OBJECT || got->data.bo.size != len) {
+            RDMX_ERROR("bootstrap: PMIx_Get(%s) from rank %d failed: %s", key, r, PMIx_Error_string(rc));
+            if (got) PMIX_VALUE_RELEASE(got);
+            return RDMX_ERR_CONNECT;
+        }
+        std::memcpy(static_cast<char *>(out) + static_cast<size_t>(r) * len, got->data.bo.bytes, len);
+        PMIX_VALUE_RELEASE(got);
+    }
+    return RDMX_OK;
+}
+
+}  // namespace
+
+rdmx_status_t bootstrap_create(const Config &cfg, std::unique_ptr<Bootstrap> *out) {
+    if (cfg.allgather != nullptr) {
+        *out = std::make_unique<CallbackBootstrap>(cfg);
+        return RDMX_OK;
+    }
+    // Without a launcher's environment PMIx_Init would only fail (slowly on
+    // some versions): a process started alone is a job of size 1.
+    if (std::getenv("PMIX_NAMESPACE") == nullptr && std::getenv("PMIX_SERVER_URI2") == nullptr &&
+        std::getenv("PMIX_SERVER_URI3") == nullptr && std::getenv("PMIX_SERVER_URI") == nullptr) {
+        *out = std::make_unique<SingletonBootstrap>();
+        return RDMX_OK;
+    }
+    auto p = std::make_unique<PmixBootstrap>();
+    pmix_status_t rc = p->init();
+    if (rc == PMIX_ERR_UNREACH) {
+        *out = std::make_unique<SingletonBootstrap>();
+        return RDMX_OK;
+    }
+    if (rc != PMIX_SUCCESS) {
+        RDMX_ERROR("bootstrap: PMIx_Init failed: %s (launched by a PMIx launcher?)", PMIx_Error_string(rc));
+        return RDMX_ERR_CONNECT;
+    }
+    *out = std::move(p);
+    return RDMX_OK;
+}
+
+}  // namespace rdmx

@@ -1,0 +1,36 @@
+// Bootstrap: who am I, how many are we, and an allgather of small blobs to
+// exchange addresses. Three sources: PMIx (mpirun, srun), an allgather
+// callback from an application that already has a runtime, or a singleton.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "core/config.h"
+#include "rdmx/rdmx.h"
+
+namespace rdmx {
+
+class Bootstrap {
+public:
+    virtual ~Bootstrap() = default;
+    int rank() const { return rank_; }
+    int size() const { return size_; }
+    int local_rank() const { return local_rank_; }
+    virtual const char *name() const = 0;
+    // Every rank contributes len bytes; out receives size*len bytes.
+    virtual rdmx_status_t allgather(const void *in, void *out, size_t len) = 0;
+
+protected:
+    int rank_ = 0;
+    int size_ = 1;
+    int local_rank_ = 0;
+};
+
+// Picks the callback when the config has one, else PMIx, else a singleton.
+rdmx_status_t bootstrap_create(const Config &cfg, std::unique_ptr<Bootstrap> *out);
+
+// A random 64-bit value from the kernel (job key candidates).
+uint64_t random_u64();
+
+}  // namespace rdmx

@@ -1,0 +1,30 @@
+// Monotonic time and deadlines.
+#pragma once
+#include <cstdint>
+#include <ctime>
+
+namespace rdmx {
+
+inline uint64_t now_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+class Deadline {
+public:
+    explicit Deadline(double seconds) : end_(now_ns() + static_cast<uint64_t>(seconds * 1e9)) {}
+    bool expired() const { return now_ns() >= end_; }
+    // Milliseconds left, clamped to [0, cap_ms], for poll(2).
+    int remaining_ms(int cap_ms) const {
+        uint64_t n = now_ns();
+        if (n >= end_) return 0;
+        uint64_t ms = (end_ - n) / 1000000ull;
+        return ms > static_cast<uint64_t>(cap_ms) ? cap_ms : static_cast<int>(ms);
+    }
+
+private:
+    uint64_t end_;
+};
+
+}  // namespace rdmx

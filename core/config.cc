@@ -1,0 +1,181 @@
+#include "core/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/log.h"
+
+namespace rdmx {
+
+const char *config_source_name(ConfigSource s) {
+    switch (s) {
+    case ConfigSource::kDefault: return "default";
+    case ConfigSource::kEnvironment: return "environment";
+    case ConfigSource::kConfigStruct: return "config struct";
+    }
+    return "?";
+}
+
+bool parse_size(const char *s, size_t *out) {
+    if (s == nullptr || *s == '\0') return false;
+    errno = 0;
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(s, &end, 10);
+    if (errno != 0 || end == s || *s == '-') return false;
+    unsigned shift = 0;
+    switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; ++end; break;
+    case 'm': case 'M': shift = 20; ++end; break;
+    case 'g': case 'G': shift = 30; ++end; break;
+    default: return false;
+    }
+    if (*end == 'b' || *end == 'B') ++end;
+    if (*end != '\0') return false;
+    if (shift != 0 && v > (~0ull >> shift)) return false;
+    *out = static_cast<size_t>(v << shift);
+    return true;
+}
+
+namespace {
+
+bool parse_double(const char *s, double *out) {
+    char *end = nullptr;
+    errno = 0;
+    double v = std::strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(v > 0)) return false;
+    *out = v;
+    return true;
+}
+
+bool parse_progress(const char *s, rdmx_progress_mode_t *out) {
+    if (std::strcmp(s, "thread") == 0) *out = RDMX_PROGRESS_THREAD;
+    else if (std::strcmp(s, "caller") == 0) *out = RDMX_PROGRESS_CALLER;
+    else return false;
+    return true;
+}
+
+const char *progress_name(rdmx_progress_mode_t m) { return m == RDMX_PROGRESS_CALLER ? "caller" : "thread"; }
+
+// One resolution step for one variable: the environment, then the struct.
+class Resolver {
+public:
+    explicit Resolver(Config &c) : c_(c) {}
+    bool failed = false;
+
+    template <typename T, typename Parse>
+    void field(const char *env, const char *doc, T *dst, bool from_struct, T struct_val, Parse parse,
+               std::string (*show)(const T &)) {
+        ConfigSource src = ConfigSource::kDefault;
+        if (const char *e = std::getenv(env); e != nullptr && *e != '\0') {
+            T v{};
+            if (!parse(e, &v)) {
+                RDMX_ERROR("config: %s='%s' is not valid (%s)", env, e, doc);
+                failed = true;
+                return;
+            }
+            *dst = v;
+            src = ConfigSource::kEnvironment;
+        }
+        if (from_struct) {
+            *dst = struct_val;
+            src = ConfigSource::kConfigStruct;
+        }
+        c_.entries.push_back({env, show(*dst), src, doc});
+    }
+
+private:
+    Config &c_;
+};
+
+std::string show_size(const size_t &v) { return std::to_string(v); }
+std::string show_unsigned(const unsigned &v) { return std::to_string(v); }
+std::string show_double(const double &v) { return std::to_string(v); }
+std::string show_int(const int &v) { return std::to_string(v); }
+std::string show_str(const std::string &v) { return v.empty() ? "(auto)" : v; }
+std::string show_progress(const rdmx_progress_mode_t &v) { return progress_name(v); }
+
+bool p_size(const char *s, size_t *o) { return parse_size(s, o); }
+bool p_unsigned(const char *s, unsigned *o) {
+    size_t v = 0;
+    if (!parse_size(s, &v) || v > 0xffffffffu) return false;
+    *o = static_cast<unsigned>(v);
+    return true;
+}
+bool p_int(const char *s, int *o) {
+    char *end = nullptr;
+    long v = std::strtol(s, &end, 10);
+    if (end == s || *end != '\0' || v < 0 || v > 4) return false;
+    *o = static_cast<int>(v);
+    return true;
+}
+bool p_str(const char *s, std::string *o) {
+    *o = s;
+    return true;
+}
+
+}  // namespace
+
+rdmx_status_t Config::load(const rdmx_config_t *cfg) {
+    rdmx_config_t none;
+    rdmx_config_init(&none);
+    const rdmx_config_t &u = cfg != nullptr ? *cfg : none;
+    Resolver r(*this);
+    entries.clear();
+    r.field<std::string>("RDMX_DEVICE", "RDMA device[:port], or a comma list chosen by local rank", &device,
+                         u.device != nullptr, u.device ? u.device : "", p_str, show_str);
+    r.field<std::string>("RDMX_IFADDR", "IPv4 address or interface to listen on", &ifaddr, u.ifaddr != nullptr,
+                         u.ifaddr ? u.ifaddr : "", p_str, show_str);
+    r.field<size_t>("RDMX_EAGER_LIMIT", "largest eager payload, bytes", &eager_limit, u.eager_limit != 0,
+                    u.eager_limit, p_size, show_size);
+    rndv_thresh = eager_limit + 1;
+    r.field<size_t>("RDMX_RNDV_THRESH", "smallest rendezvous message, bytes", &rndv_thresh, u.rndv_thresh != 0,
+                    u.rndv_thresh, p_size, show_size);
+    r.field<unsigned>("RDMX_SRQ_DEPTH", "receive buffers posted to the shared receive queue", &srq_depth,
+                      u.srq_depth != 0, u.srq_depth, p_unsigned, show_unsigned);
+    r.field<size_t>("RDMX_UNEXPECTED_LIMIT", "bytes of unexpected eager data copied aside before back-pressure",
+                    &unexpected_limit, u.unexpected_limit != 0, u.unexpected_limit, p_size, show_size);
+    r.field<rdmx_progress_mode_t>("RDMX_PROGRESS", "progress mode: thread|caller", &progress,
+                                  u.progress != RDMX_PROGRESS_DEFAULT, u.progress, parse_progress, show_progress);
+    r.field<int>("RDMX_LOG_LEVEL", "0 error, 1 warn, 2 info, 3 debug, 4 trace", &log_level, u.log_level >= 0,
+                 u.log_level, p_int, show_int);
+    r.field<double>("RDMX_CONNECT_TIMEOUT", "seconds allowed for the full-mesh bring-up", &connect_timeout,
+                    u.connect_timeout > 0, u.connect_timeout, parse_double, show_double);
+    r.field<double>("RDMX_PEER_TIMEOUT", "seconds to wait for a peer at finalize and in transfers", &peer_timeout,
+                    u.peer_timeout > 0, u.peer_timeout, parse_double, show_double);
+    r.field<unsigned>("RDMX_SPIN_US", "microseconds to busy-poll before blocking", &spin_us, false, 0u,
+                      p_unsigned, show_unsigned);
+    if (r.failed) return RDMX_ERR_INVALID_ARG;
+    if (eager_limit > (1u << 20) || eager_limit < 64) {
+        RDMX_ERROR("config: RDMX_EAGER_LIMIT=%zu out of range [64, 1 MiB]", eager_limit);
+        return RDMX_ERR_INVALID_ARG;
+    }
+    if (rndv_thresh > eager_limit + 1) {
+        RDMX_WARN("config: RDMX_RNDV_THRESH=%zu above eager limit %zu + 1: using %zu", rndv_thresh, eager_limit,
+                  eager_limit + 1);
+        rndv_thresh = eager_limit + 1;
+    }
+    if (srq_depth < 16) srq_depth = 16;
+    log_set_level(log_level);
+    if (u.allgather != nullptr) {
+        if (u.rank < 0 || u.size <= 0 || u.rank >= u.size) {
+            RDMX_ERROR("config: allgather set with rank=%d size=%d: need 0 <= rank < size", u.rank, u.size);
+            return RDMX_ERR_INVALID_ARG;
+        }
+        allgather = u.allgather;
+        allgather_arg = u.allgather_arg;
+        rank = u.rank;
+        size = u.size;
+    }
+    return RDMX_OK;
+}
+
+}  // namespace rdmx
+
+extern "C" void rdmx_config_init(rdmx_config_t *cfg) {
+    if (cfg == nullptr) return;
+    std::memset(cfg, 0, sizeof(*cfg));
+    cfg->struct_size = sizeof(*cfg);
+    cfg->log_level = -1;
+}

@@ -1,0 +1,51 @@
+// Effective configuration: defaults < RDMX_* environment < rdmx_config_t
+// fields. Each value remembers where it came from (rdmx-info prints it).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rdmx/rdmx.h"
+
+namespace rdmx {
+
+enum class ConfigSource { kDefault, kEnvironment, kConfigStruct };
+const char *config_source_name(ConfigSource s);
+
+struct ConfigEntry {
+    const char *env;          // RDMX_* variable name
+    std::string value;        // effective value, printable
+    ConfigSource source;
+    const char *doc;
+};
+
+struct Config {
+    std::string device;            // "" = auto; may be a comma list chosen by local rank
+    std::string ifaddr;            // "" = from the device's GID table
+    size_t eager_limit = 8192;
+    size_t rndv_thresh = 8193;
+    unsigned srq_depth = 512;
+    size_t unexpected_limit = 64u << 20;
+    rdmx_progress_mode_t progress = RDMX_PROGRESS_THREAD;
+    int log_level = 1;
+    double connect_timeout = 60.0;
+    double peer_timeout = 30.0;
+    unsigned spin_us = 20;         // RDMX_SPIN_US: busy-poll before blocking
+    // Bootstrap through the caller's runtime.
+    rdmx_allgather_fn_t allgather = nullptr;
+    void *allgather_arg = nullptr;
+    int rank = -1;
+    int size = -1;
+
+    std::vector<ConfigEntry> entries;  // for rdmx-info
+
+    // Resolves defaults, environment and cfg (may be NULL). On a malformed
+    // value returns RDMX_ERR_INVALID_ARG after logging the variable and value.
+    rdmx_status_t load(const rdmx_config_t *cfg);
+};
+
+// Parses "4096", "8k", "1M", "2g" (binary multiples). False on garbage.
+bool parse_size(const char *s, size_t *out);
+
+}  // namespace rdmx

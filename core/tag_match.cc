@@ -1,0 +1,82 @@
+#include "core/tag_match.h"
+
+namespace rdmx {
+
+size_t TagMatcher::bucket_of(const MatchBits &b) {
+    uint64_t h = (static_cast<uint64_t>(b.space) << 56) ^ (static_cast<uint64_t>(static_cast<uint32_t>(b.source)) << 24) ^
+                 static_cast<uint32_t>(b.tag);
+    h *= 0x9e3779b97f4a7c15ull;
+    return static_cast<size_t>(h >> 54) & (kBuckets - 1);
+}
+
+void TagMatcher::post(PostedEntry *e) {
+    e->seq = post_seq_++;
+    e->wild = e->bits.source == kAnySource || e->bits.tag == kAnyTag;
+    if (e->wild) posted_wild_[e->bits.space].push_back(&e->node);
+    else posted_buckets_[bucket_of(e->bits)].push_back(&e->node);
+    ++posted_;
+}
+
+PostedEntry *TagMatcher::match_arrival(const MatchBits &arrived) {
+    PostedEntry *best = nullptr;
+    List &bucket = posted_buckets_[bucket_of(arrived)];
+    for (ListNode *n = bucket.first(); n != nullptr; n = bucket.next_of(n)) {
+        auto *e = container_of<PostedEntry, &PostedEntry::node>(n);
+        if (matches(e->bits, arrived)) {
+            best = e;
+            break;
+        }
+    }
+    List &wild = posted_wild_[arrived.space];
+    for (ListNode *n = wild.first(); n != nullptr; n = wild.next_of(n)) {
+        auto *e = container_of<PostedEntry, &PostedEntry::node>(n);
+        if (best != nullptr && e->seq > best->seq) break;
+        if (matches(e->bits, arrived)) {
+            best = e;
+            break;
+        }
+    }
+    if (best != nullptr) {
+        List::unlink(&best->node);
+        --posted_;
+    }
+    return best;
+}
+
+void TagMatcher::cancel(PostedEntry *e) {
+    if (!e->node.linked()) return;
+    List::unlink(&e->node);
+    --posted_;
+}
+
+void TagMatcher::add_unexpected(UnexpEntry *u) {
+    u->seq = arrival_seq_++;
+    unexp_buckets_[bucket_of(u->bits)].push_back(&u->bucket_node);
+    unexp_order_[u->bits.space].push_back(&u->order_node);
+    ++unexpected_;
+}
+
+UnexpEntry *TagMatcher::find_unexpected(const MatchBits &want, bool take) {
+    UnexpEntry *found = nullptr;
+    if (want.source != kAnySource && want.tag != kAnyTag) {
+        List &bucket = unexp_buckets_[bucket_of(want)];
+        for (ListNode *n = bucket.first(); n != nullptr && found == nullptr; n = bucket.next_of(n)) {
+            auto *u = container_of<UnexpEntry, &UnexpEntry::bucket_node>(n);
+            if (matches(want, u->bits)) found = u;
+        }
+    } else {
+        List &order = unexp_order_[want.space];
+        for (ListNode *n = order.first(); n != nullptr && found == nullptr; n = order.next_of(n)) {
+            auto *u = container_of<UnexpEntry, &UnexpEntry::order_node>(n);
+            if (matches(want, u->bits)) found = u;
+        }
+    }
+    if (found != nullptr && take) {
+        List::unlink(&found->bucket_node);
+        List::unlink(&found->order_node);
+        --unexpected_;
+    }
+    return found;
+}
+
+}  // namespace rdmx

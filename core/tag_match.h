@@ -1,0 +1,87 @@
+// Tag matching: posted receives and unexpected messages, MPI semantics.
+// Specific (space, source, tag) matches in O(1) expected time through hash
+// buckets; wildcard receives live in one list per tag space, and the oldest
+// candidate (by post order) wins, so order per sender is kept. Not thread
+// safe: the engine serialises calls.
+#pragma once
+#include <array>
+#include <cstdint>
+
+#include "core/ilist.h"
+
+namespace rdmx {
+
+constexpr int kAnySource = -1;
+constexpr int kAnyTag = -1;
+constexpr unsigned kNumSpaces = 3;
+
+struct MatchBits {
+    uint8_t space = 0;
+    int source = kAnySource;
+    int tag = kAnyTag;
+};
+
+struct PostedEntry {
+    MatchBits bits;
+    uint64_t seq = 0;
+    ListNode node;       // in a bucket or in the space's wildcard list
+    bool wild = false;
+};
+
+struct UnexpEntry {
+    MatchBits bits;      // source and tag are always specific here
+    uint64_t seq = 0;
+    ListNode bucket_node;
+    ListNode order_node; // arrival order within the space
+};
+
+class TagMatcher {
+public:
+    static constexpr size_t kBuckets = 1024;
+
+    void post(PostedEntry *e);
+    // Removes and returns the oldest posted receive matching an arrival.
+    PostedEntry *match_arrival(const MatchBits &arrived);
+    void cancel(PostedEntry *e);
+
+    void add_unexpected(UnexpEntry *u);
+    // The oldest unexpected message matching a receive's bits; removed if take.
+    UnexpEntry *find_unexpected(const MatchBits &want, bool take);
+
+    size_t posted_count() const { return posted_; }
+    size_t unexpected_count() const { return unexpected_; }
+    // Walks every posted receive, e.g. to fail them when a peer is lost.
+    template <typename F>
+    void for_each_posted(F &&f);
+
+private:
+    static size_t bucket_of(const MatchBits &b);
+    static bool matches(const MatchBits &want, const MatchBits &have) {
+        return want.space == have.space && (want.source == kAnySource || want.source == have.source) &&
+               (want.tag == kAnyTag || want.tag == have.tag);
+    }
+
+    std::array<List, kBuckets> posted_buckets_;
+    std::array<List, kNumSpaces> posted_wild_;
+    std::array<List, kBuckets> unexp_buckets_;
+    std::array<List, kNumSpaces> unexp_order_;
+    uint64_t post_seq_ = 0;
+    uint64_t arrival_seq_ = 0;
+    size_t posted_ = 0;
+    size_t unexpected_ = 0;
+};
+
+template <typename F>
+void TagMatcher::for_each_posted(F &&f) {
+    auto walk = [&](List &l) {
+        for (ListNode *n = l.first(); n != nullptr;) {
+            ListNode *next = l.next_of(n);
+            f(container_of<PostedEntry, &PostedEntry::node>(n));
+            n = next;
+        }
+    };
+    for (auto &l : posted_buckets_) walk(l);
+    for (auto &l : posted_wild_) walk(l);
+}
+
+}  // namespace rdmx

@@ -1,0 +1,104 @@
+#include "core/wire.h"
+
+#include <cstring>
+
+namespace rdmx::wire {
+
+const char *reject_reason_name(RejectReason r) {
+    switch (r) {
+    case RejectReason::kNone: return "none";
+    case RejectReason::kBadMagic: return "bad magic (not an rdmx peer)";
+    case RejectReason::kBadVersion: return "protocol version mismatch";
+    case RejectReason::kBadJobKey: return "job key mismatch (a process of another job)";
+    case RejectReason::kShortData: return "private_data too short";
+    case RejectReason::kRankOutOfRange: return "rank out of range";
+    case RejectReason::kDuplicateRank: return "rank already connected";
+    case RejectReason::kWrongDirection: return "wrong connect direction (lower rank connects)";
+    case RejectReason::kResources: return "out of resources";
+    case RejectReason::kShuttingDown: return "shutting down";
+    }
+    return "unknown reason";
+}
+
+const char *decode_error_name(DecodeError e) {
+    switch (e) {
+    case DecodeError::kOk: return "ok";
+    case DecodeError::kShort: return "too short";
+    case DecodeError::kBadMagic: return "bad magic";
+    case DecodeError::kBadVersion: return "bad version";
+    case DecodeError::kBadLength: return "bad length";
+    case DecodeError::kBadType: return "unknown type";
+    case DecodeError::kBadField: return "field out of range";
+    }
+    return "?";
+}
+
+namespace {
+
+template <typename T>
+DecodeError decode_priv(const void *buf, size_t len, T *out) {
+    if (buf == nullptr || len < 8) return DecodeError::kShort;
+    uint32_t magic;
+    uint16_t version, length;
+    std::memcpy(&magic, buf, 4);
+    std::memcpy(&version, static_cast<const char *>(buf) + 4, 2);
+    std::memcpy(&length, static_cast<const char *>(buf) + 6, 2);
+    if (magic != kMagic) return DecodeError::kBadMagic;
+    if (version != kVersion) return DecodeError::kBadVersion;
+    if (length != sizeof(T)) return DecodeError::kBadLength;
+    if (len < sizeof(T)) return DecodeError::kShort;
+    std::memcpy(out, buf, sizeof(T));
+    return DecodeError::kOk;
+}
+
+}  // namespace
+
+DecodeError decode_connect(const void *buf, size_t len, ConnectPriv *out) { return decode_priv(buf, len, out); }
+DecodeError decode_accept(const void *buf, size_t len, AcceptPriv *out) { return decode_priv(buf, len, out); }
+
+DecodeError decode_reject(const void *buf, size_t len, RejectPriv *out) {
+    if (buf == nullptr || len < sizeof(RejectPriv)) return DecodeError::kShort;
+    std::memcpy(out, buf, sizeof(*out));
+    if (out->magic != kMagic) return DecodeError::kBadMagic;
+    if (out->version != kVersion) return DecodeError::kBadVersion;
+    return DecodeError::kOk;
+}
+
+DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hdr) {
+    if (buf == nullptr || len < sizeof(MsgHdr)) return DecodeError::kShort;
+    std::memcpy(hdr, buf, sizeof(*hdr));
+    if (hdr->version != kVersion) return DecodeError::kBadVersion;
+    if (hdr->space > kMaxSpace || hdr->tag < 0) return DecodeError::kBadField;
+    size_t body = len - sizeof(MsgHdr);
+    switch (static_cast<MsgType>(hdr->type)) {
+    case MsgType::kEager:
+        if (hdr->length != body || body > max_eager) return DecodeError::kBadLength;
+        return DecodeError::kOk;
+    case MsgType::kRts:
+        if (body != sizeof(RndvDesc)) return DecodeError::kBadLength;
+        return DecodeError::kOk;
+    case MsgType::kFin:
+        if (body != sizeof(FinBody)) return DecodeError::kBadLength;
+        return DecodeError::kOk;
+    case MsgType::kCredit:
+        if (body != 0) return DecodeError::kBadLength;
+        return DecodeError::kOk;
+    }
+    return DecodeError::kBadType;
+}
+
+DecodeError decode_rts(const void *buf, size_t len, const MsgHdr &hdr, RndvDesc *out) {
+    if (len != sizeof(MsgHdr) + sizeof(RndvDesc)) return DecodeError::kBadLength;
+    std::memcpy(out, static_cast<const char *>(buf) + sizeof(MsgHdr), sizeof(*out));
+    if (out->length != hdr.length || out->length == 0) return DecodeError::kBadLength;
+    if (out->addr + out->length < out->addr) return DecodeError::kBadField;
+    return DecodeError::kOk;
+}
+
+DecodeError decode_fin(const void *buf, size_t len, FinBody *out) {
+    if (len != sizeof(MsgHdr) + sizeof(FinBody)) return DecodeError::kBadLength;
+    std::memcpy(out, static_cast<const char *>(buf) + sizeof(MsgHdr), sizeof(*out));
+    return DecodeError::kOk;
+}
+
+}  // namespace rdmx::wire

@@ -1,0 +1,117 @@
+// Everything rdmx puts on the wire, with static_assert'ed layouts, and the
+// decoders that check bytes a peer sent before anything else looks at them.
+// All multi-byte fields are little-endian (x86 and arm64 hosts; checked below).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace rdmx::wire {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "rdmx's wire format is little-endian");
+
+constexpr uint32_t kMagic = 0x784d4452;  // "RDMx"
+constexpr uint16_t kVersion = 1;
+
+// ---- rdma_cm private_data -------------------------------------------------
+// A connect request carries at most 56 bytes on RDMA_PS_TCP, an accept 196.
+constexpr size_t kConnectPrivMax = 56;
+constexpr size_t kAcceptPrivMax = 196;
+
+struct ConnectPriv {           // active (lower rank) -> passive
+    uint32_t magic;
+    uint16_t version;
+    uint16_t length;           // sizeof(ConnectPriv): authoritative, buffers arrive zero-padded
+    uint64_t job_key;
+    uint32_t src_rank;
+    uint32_t dst_rank;
+    uint64_t credit_addr;      // where the passive side writes credits it grants us
+    uint32_t credit_rkey;
+    uint32_t credits;          // receive credits we grant the passive side
+};
+static_assert(std::is_trivially_copyable_v<ConnectPriv> && sizeof(ConnectPriv) == 40);
+static_assert(sizeof(ConnectPriv) <= kConnectPrivMax);
+
+struct AcceptPriv {            // passive -> active
+    uint32_t magic;
+    uint16_t version;
+    uint16_t length;
+    uint64_t job_key;
+    uint32_t src_rank;
+    uint32_t credits;
+    uint64_t credit_addr;
+    uint32_t credit_rkey;
+    uint32_t reserved;
+};
+static_assert(std::is_trivially_copyable_v<AcceptPriv> && sizeof(AcceptPriv) == 40);
+static_assert(sizeof(AcceptPriv) <= kAcceptPrivMax);
+
+enum class RejectReason : uint16_t {
+    kNone = 0, kBadMagic = 1, kBadVersion = 2, kBadJobKey = 3, kShortData = 4, kRankOutOfRange = 5,
+    kDuplicateRank = 6, kWrongDirection = 7, kResources = 8, kShuttingDown = 9,
+};
+const char *reject_reason_name(RejectReason r);
+
+struct RejectPriv {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t reason;
+};
+static_assert(sizeof(RejectPriv) == 8);
+
+enum class DecodeError {
+    kOk = 0, kShort, kBadMagic, kBadVersion, kBadLength, kBadType, kBadField,
+};
+const char *decode_error_name(DecodeError e);
+
+// `len` is the length the CM reported; the struct's own length field decides.
+DecodeError decode_connect(const void *buf, size_t len, ConnectPriv *out);
+DecodeError decode_accept(const void *buf, size_t len, AcceptPriv *out);
+DecodeError decode_reject(const void *buf, size_t len, RejectPriv *out);
+
+// ---- message header (every SEND) -------------------------------------------
+enum class MsgType : uint8_t {
+    kEager = 1,   // payload follows the header
+    kRts = 2,     // rendezvous request: RndvDesc follows
+    kFin = 3,     // rendezvous done (receiver -> sender): cookie names the send
+    kCredit = 4,  // explicit credit return, no payload (unused when RDMA WRITE carries credits)
+};
+
+struct MsgHdr {
+    uint8_t version;
+    uint8_t type;
+    uint8_t space;      // tag space
+    uint8_t flags;
+    int32_t tag;
+    uint32_t credits;   // cumulative credits granted to this header's receiver
+    uint32_t seq;       // per-connection send sequence, checked in order
+    uint64_t length;    // message length (eager: payload bytes that follow)
+    uint64_t cookie;    // rendezvous: sender's transfer id
+};
+static_assert(std::is_trivially_copyable_v<MsgHdr> && sizeof(MsgHdr) == 32);
+static_assert(offsetof(MsgHdr, tag) == 4 && offsetof(MsgHdr, length) == 16 && offsetof(MsgHdr, cookie) == 24);
+
+struct RndvDesc {       // follows an RTS header
+    uint64_t addr;      // sender's buffer
+    uint64_t length;    // == MsgHdr::length
+    uint32_t rkey;
+    uint32_t reserved;
+};
+static_assert(std::is_trivially_copyable_v<RndvDesc> && sizeof(RndvDesc) == 24);
+
+struct FinBody {        // follows a FIN header
+    int32_t status;     // 0 ok, else the receiver's failure
+    uint32_t reserved;
+};
+static_assert(sizeof(FinBody) == 8);
+
+constexpr uint8_t kMaxSpace = 2;
+
+// Checks a received message of `len` bytes. For eager, payload length must be
+// exactly len - sizeof(MsgHdr) and at most max_eager. On kOk *hdr is filled.
+DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hdr);
+// Checks an RTS body: sizes agree with the header and the range does not wrap.
+DecodeError decode_rts(const void *buf, size_t len, const MsgHdr &hdr, RndvDesc *out);
+DecodeError decode_fin(const void *buf, size_t len, FinBody *out);
+
+}  // namespace rdmx::wire

@@ -1,0 +1,265 @@
+// The public C API: argument checks (a log line naming the argument), then
+// the engine under the context lock. No exception crosses this boundary.
+#include <new>
+
+#include "core/log.h"
+#include "protocols/context.h"
+
+using rdmx::Ctx;
+
+namespace {
+
+#define RDMX_BAD_ARG(...)                          \
+    do {                                           \
+        RDMX_ERROR("invalid argument: " __VA_ARGS__); \
+        return RDMX_ERR_INVALID_ARG;               \
+    } while (0)
+
+template <typename F>
+rdmx_status_t guarded(const char *fn, F &&f) noexcept {
+    try {
+        return f();
+    } catch (const std::bad_alloc &) {
+        RDMX_ERROR("%s: out of memory", fn);
+        return RDMX_ERR_NO_MEMORY;
+    } catch (const std::exception &e) {
+        RDMX_ERROR("%s: internal error: %s", fn, e.what());
+        return RDMX_ERR_INTERNAL;
+    } catch (...) {
+        RDMX_ERROR("%s: internal error", fn);
+        return RDMX_ERR_INTERNAL;
+    }
+}
+
+rdmx_status_t check_ctx(const char *fn, rdmx_context_h ctx) {
+    if (ctx == nullptr) RDMX_BAD_ARG("%s: ctx is NULL", fn);
+    if (ctx->finalized.load(std::memory_order_acquire)) RDMX_BAD_ARG("%s: ctx was finalized", fn);
+    if (int f = ctx->fatal.load(std::memory_order_relaxed)) return static_cast<rdmx_status_t>(f);
+    return RDMX_OK;
+}
+
+rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len,
+                        int peer, bool any_ok, int tag, const void *req_p) {
+    if (rdmx_status_t st = check_ctx(fn, ctx)) return st;
+    if (buf == nullptr && len != 0) RDMX_BAD_ARG("%s: buf is NULL with len %zu", fn, len);
+    if (static_cast<unsigned>(space) >= rdmx::kNumSpaces) RDMX_BAD_ARG("%s: tag space %d unknown", fn, space);
+    if (peer >= ctx->size || peer < (any_ok ? RDMX_ANY_SOURCE : 0))
+        RDMX_BAD_ARG("%s: rank %d out of range [0, %d)%s", fn, peer, ctx->size, any_ok ? " or RDMX_ANY_SOURCE" : "");
+    if (tag < (any_ok ? RDMX_ANY_TAG : 0)) RDMX_BAD_ARG("%s: tag %d is negative%s", fn, tag, any_ok ? " (and not RDMX_ANY_TAG)" : "");
+    if (req_p == nullptr) RDMX_BAD_ARG("%s: request pointer is NULL", fn);
+    return RDMX_OK;
+}
+
+rdmx_status_t do_isend(rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len, int dest, int tag,
+                       rdmx_request_h *req_p) {
+    std::lock_guard<rdmx::SpinLock> g(ctx->lock);
+    rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kSend);
+    r->buf = const_cast<void *>(buf);
+    r->len = len;
+    r->peer = dest;
+    r->tag = tag;
+    r->space = static_cast<uint8_t>(space);
+    r->bits = {r->space, dest, tag};
+    *req_p = r;
+    return rdmx::start_send(ctx, r);
+}
+
+rdmx_status_t do_irecv(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len, int source, int tag,
+                       rdmx_request_h *req_p) {
+    std::lock_guard<rdmx::SpinLock> g(ctx->lock);
+    rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kRecv);
+    r->buf = buf;
+    r->len = len;
+    r->tag = tag;
+    r->space = static_cast<uint8_t>(space);
+    r->bits = {r->space, source, tag};
+    *req_p = r;
+    return rdmx::start_recv(ctx, r);
+}
+
+// Frees a completed request and reports it.
+rdmx_status_t finish(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
+    rdmx_request *r = *req;
+    Ctx *c = r->ctx;
+    rdmx_status_t st = r->status;
+    if (info_p != nullptr) *info_p = r->info;
+    {
+        std::lock_guard<rdmx::SpinLock> g(c->lock);
+        rdmx::req_free(c, r);
+    }
+    *req = nullptr;
+    return st;
+}
+
+}  // namespace
+
+extern "C" {
+
+rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p) {
+    if (ctx_p == nullptr) RDMX_BAD_ARG("rdmx_init: ctx_p is NULL");
+    *ctx_p = nullptr;
+    if (cfg != nullptr && cfg->struct_size != sizeof(rdmx_config_t))
+        RDMX_BAD_ARG("rdmx_init: cfg->struct_size %zu (call rdmx_config_init first)", cfg->struct_size);
+    return guarded("rdmx_init", [&] {
+        auto *c = new rdmx_context;
+        rdmx_status_t st = rdmx::context_init(c, cfg);
+        if (st != RDMX_OK) {
+            rdmx::stop_progress_thread(c);
+            delete c;
+            return st;
+        }
+        *ctx_p = c;
+        return RDMX_OK;
+    });
+}
+
+rdmx_status_t rdmx_finalize(rdmx_context_h ctx) {
+    if (ctx == nullptr) RDMX_BAD_ARG("rdmx_finalize: ctx is NULL");
+    if (ctx->finalized.exchange(true)) RDMX_BAD_ARG("rdmx_finalize: ctx was finalized already");
+    return guarded("rdmx_finalize", [&] {
+        rdmx_status_t st = rdmx::context_finalize(ctx);
+        delete ctx;
+        return st;
+    });
+}
+
+int rdmx_rank(rdmx_context_h ctx) { return ctx != nullptr && !ctx->finalized.load() ? ctx->rank : -1; }
+int rdmx_size(rdmx_context_h ctx) { return ctx != nullptr && !ctx->finalized.load() ? ctx->size : -1; }
+
+rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len, int dest,
+                            int tag, rdmx_request_h *req_p) {
+    if (req_p != nullptr) *req_p = nullptr;
+    if (rdmx_status_t st = check_p2p("rdmx_isend", ctx, space, buf, len, dest, false, tag, req_p)) return st;
+    return guarded("rdmx_isend", [&] { return do_isend(ctx, space, buf, len, dest, tag, req_p); });
+}
+
+rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len, int source, int tag,
+                            rdmx_request_h *req_p) {
+    if (req_p != nullptr) *req_p = nullptr;
+    if (rdmx_status_t st = check_p2p("rdmx_irecv", ctx, space, buf, len, source, true, tag, req_p)) return st;
+    return guarded("rdmx_irecv", [&] { return do_irecv(ctx, space, buf, len, source, tag, req_p); });
+}
+
+rdmx_status_t rdmx_isend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p) {
+    return rdmx_isend_in(ctx, RDMX_TAGSPACE_USER, buf, len, dest, tag, req_p);
+}
+
+rdmx_status_t rdmx_irecv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_request_h *req_p) {
+    return rdmx_irecv_in(ctx, RDMX_TAGSPACE_USER, buf, len, source, tag, req_p);
+}
+
+rdmx_status_t rdmx_send(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag) {
+    rdmx_request_h r = nullptr;
+    rdmx_status_t st = rdmx_isend(ctx, buf, len, dest, tag, &r);
+    return st != RDMX_OK ? st : rdmx_wait(&r, nullptr);
+}
+
+rdmx_status_t rdmx_recv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_msg_info_t *info_p) {
+    rdmx_request_h r = nullptr;
+    rdmx_status_t st = rdmx_irecv(ctx, buf, len, source, tag, &r);
+    return st != RDMX_OK ? st : rdmx_wait(&r, info_p);
+}
+
+rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info_t *info_p) {
+    if (req == nullptr) RDMX_BAD_ARG("rdmx_test: req is NULL");
+    if (done_p == nullptr) RDMX_BAD_ARG("rdmx_test: done_p is NULL");
+    *done_p = 0;
+    if (*req == nullptr) {
+        *done_p = 1;
+        return RDMX_OK;
+    }
+    return guarded("rdmx_test", [&] {
+        if ((*req)->done.load(std::memory_order_acquire) == 0) rdmx::progress((*req)->ctx, false);
+        if ((*req)->done.load(std::memory_order_acquire) == 0) return RDMX_INPROGRESS;
+        *done_p = 1;
+        return finish(req, info_p);
+    });
+}
+
+rdmx_status_t rdmx_wait(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
+    if (req == nullptr) RDMX_BAD_ARG("rdmx_wait: req is NULL");
+    if (*req == nullptr) return RDMX_OK;
+    return guarded("rdmx_wait", [&] {
+        rdmx::wait_request((*req)->ctx, *req);
+        return finish(req, info_p);
+    });
+}
+
+rdmx_status_t rdmx_waitall(size_t n, rdmx_request_h reqs[], rdmx_msg_info_t infos[]) {
+    if (n > 0 && reqs == nullptr) RDMX_BAD_ARG("rdmx_waitall: reqs is NULL with n %zu", n);
+    rdmx_status_t first = RDMX_OK;
+    for (size_t i = 0; i < n; ++i) {
+        rdmx_status_t st = rdmx_wait(&reqs[i], infos != nullptr ? &infos[i] : nullptr);
+        if (st != RDMX_OK && first == RDMX_OK) first = st;
+    }
+    return first;
+}
+
+rdmx_status_t rdmx_waitany(size_t n, rdmx_request_h reqs[], size_t *index_p, rdmx_msg_info_t *info_p) {
+    if (n > 0 && reqs == nullptr) RDMX_BAD_ARG("rdmx_waitany: reqs is NULL with n %zu", n);
+    if (index_p == nullptr) RDMX_BAD_ARG("rdmx_waitany: index_p is NULL");
+    *index_p = n;
+    for (;;) {
+        bool any = false;
+        for (size_t i = 0; i < n; ++i) {
+            if (reqs[i] == nullptr) continue;
+            any = true;
+            int done = 0;
+            rdmx_status_t st = rdmx_test(&reqs[i], &done, info_p);
+            if (done) {
+                *index_p = i;
+                return st;
+            }
+        }
+        if (!any) return RDMX_OK;
+        std::this_thread::yield();
+    }
+}
+
+rdmx_status_t rdmx_cancel(rdmx_request_h req) {
+    if (req == nullptr) RDMX_BAD_ARG("rdmx_cancel: req is NULL");
+    Ctx *c = req->ctx;
+    std::lock_guard<rdmx::SpinLock> g(c->lock);
+    if (req->kind == ReqKind::kRecv && req->done.load() == 0 && !req->matched && req->node.linked()) {
+        c->matcher.cancel(req);
+        req->info = {RDMX_ANY_SOURCE, RDMX_ANY_TAG, 0, RDMX_ERR_CANCELED};
+        rdmx::req_complete(c, req, RDMX_ERR_CANCELED);
+    }
+    return RDMX_OK;
+}
+
+rdmx_status_t rdmx_iprobe(rdmx_context_h ctx, int source, int tag, int *found_p, rdmx_msg_info_t *info_p) {
+    if (found_p == nullptr) RDMX_BAD_ARG("rdmx_iprobe: found_p is NULL");
+    *found_p = 0;
+    if (rdmx_status_t st = check_p2p("rdmx_iprobe", ctx, RDMX_TAGSPACE_USER, nullptr, 0, source, true, tag, found_p))
+        return st;
+    rdmx::progress(ctx, false);
+    std::lock_guard<rdmx::SpinLock> g(ctx->lock);
+    rdmx::UnexpEntry *u = ctx->matcher.find_unexpected({0, source, tag}, false);
+    if (u == nullptr) return RDMX_OK;
+    *found_p = 1;
+    if (info_p != nullptr) *info_p = {u->bits.source, u->bits.tag, static_cast<rdmx::Unexp *>(u)->len, RDMX_OK};
+    return RDMX_OK;
+}
+
+rdmx_status_t rdmx_probe(rdmx_context_h ctx, int source, int tag, rdmx_msg_info_t *info_p) {
+    for (;;) {
+        int found = 0;
+        rdmx_status_t st = rdmx_iprobe(ctx, source, tag, &found, info_p);
+        if (st != RDMX_OK || found) return st;
+        if (source >= 0 && source != ctx->rank && ctx->eps[static_cast<size_t>(source)].state == rdmx::ConnState::kFailed)
+            return RDMX_ERR_PEER_LOST;
+        std::this_thread::yield();
+    }
+}
+
+int rdmx_progress(rdmx_context_h ctx) {
+    if (ctx == nullptr || ctx->finalized.load()) return 0;
+    try {
+        return rdmx::progress(ctx, true);
+    } catch (...) {
+        return 0;
+    }
+}
+
+}  // extern "C"

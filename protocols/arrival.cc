@@ -1,0 +1,147 @@
+// Arrivals: every receive completion from the SRQ is checked (the bytes come
+// from a peer), credited, then matched or kept as unexpected.
+#include <cstring>
+
+#include "core/log.h"
+#include "protocols/context.h"
+
+namespace rdmx {
+
+void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data, size_t len) {
+    (void)c;
+    size_t n = len <= r->len ? len : r->len;
+    if (n > 0) std::memcpy(r->buf, data, n);
+    r->info = {peer, tag, len, RDMX_OK};
+    r->matched = true;
+    req_complete(c, r, len > r->len ? RDMX_ERR_TRUNCATE : RDMX_OK);
+}
+
+// The SRQ buffer goes back and the sender gets one more credit.
+static void recycle(Ctx *c, Endpoint *ep, uint32_t idx) {
+    (void)c->iface.repost(idx);
+    if (ep != nullptr) ++ep->rx_granted;
+}
+
+static void keep_unexpected(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const char *body, uint32_t idx) {
+    auto *u = new Unexp;
+    u->bits = {h.space, ep.peer, h.tag};
+    u->peer = ep.peer;
+    u->type = static_cast<wire::MsgType>(h.type);
+    u->len = h.length;
+    u->cookie = h.cookie;
+    if (u->type == wire::MsgType::kRts) {
+        std::memcpy(&u->desc, body, sizeof(u->desc));
+        recycle(c, &ep, idx);
+    } else if (c->unexpected_bytes + h.length <= c->cfg.unexpected_limit) {
+        u->data.reset(new char[h.length > 0 ? h.length : 1]);
+        if (h.length > 0) std::memcpy(u->data.get(), body, h.length);
+        c->unexpected_bytes += h.length;
+        recycle(c, &ep, idx);
+    } else {
+        u->held_buf = static_cast<int32_t>(idx);  // no credit back until matched
+        ++c->held_bufs;
+    }
+    c->matcher.add_unexpected(u);
+}
+
+void release_unexp(Ctx *c, Unexp *u) {
+    if (u->held_buf >= 0) {
+        --c->held_bufs;
+        Endpoint *ep = u->peer != c->rank ? &c->eps[static_cast<size_t>(u->peer)] : nullptr;
+        recycle(c, ep, static_cast<uint32_t>(u->held_buf));
+    } else if (u->data) {
+        c->unexpected_bytes -= u->len;
+    }
+    delete u;
+}
+
+static void protocol_violation(Ctx *c, Endpoint &ep, uint32_t idx, const char *what) {
+    RDMX_ERROR("protocol: peer %d (%s) qp 0x%x sent a malformed message (%s): closing its connection", ep.peer,
+               ep.addr.c_str(), ep.qp_num, what);
+    recycle(c, nullptr, idx);
+    fail_peer(c, ep.peer, RDMX_ERR_PROTOCOL, what);
+}
+
+static void on_message(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const char *buf, uint32_t len, uint32_t idx) {
+    const char *body = buf + sizeof(wire::MsgHdr);
+    switch (static_cast<wire::MsgType>(h.type)) {
+    case wire::MsgType::kEager:
+    case wire::MsgType::kRts: {
+        wire::RndvDesc d{};
+        bool rts = h.type == static_cast<uint8_t>(wire::MsgType::kRts);
+        if (rts && wire::decode_rts(buf, len, h, &d) != wire::DecodeError::kOk)
+            return protocol_violation(c, ep, idx, "bad rendezvous descriptor");
+        PostedEntry *pe = c->matcher.match_arrival({h.space, ep.peer, h.tag});
+        if (pe == nullptr) return keep_unexpected(c, ep, h, body, idx);
+        auto *r = static_cast<rdmx_request *>(pe);
+        if (rts) rndv_recv_start(c, r, ep.peer, h.tag, d, h.cookie);
+        else deliver_eager(c, r, ep.peer, h.tag, body, h.length);
+        return recycle(c, &ep, idx);
+    }
+    case wire::MsgType::kFin: {
+        wire::FinBody f{};
+        if (wire::decode_fin(buf, len, &f) != wire::DecodeError::kOk)
+            return protocol_violation(c, ep, idx, "bad FIN");
+        recycle(c, &ep, idx);
+        return rndv_on_fin(c, ep, h, f);
+    }
+    case wire::MsgType::kCredit: return recycle(c, &ep, idx);
+    }
+}
+
+void handle_recv(Ctx *c, const ibv_wc &wc) {
+    const uint32_t idx = static_cast<uint32_t>(wc.wr_id);
+    if (wc.status != IBV_WC_SUCCESS) {
+        // SRQ receives are not flushed by a QP error; anything else is the device.
+        RDMX_ERROR("recv: completion error %s (vendor_err 0x%x) on qp 0x%x", ibv_wc_status_str(wc.status),
+                   wc.vendor_err, wc.qp_num);
+        if (wc.status != IBV_WC_WR_FLUSH_ERR) recycle(c, nullptr, idx);
+        return;
+    }
+    auto it = c->cm.qpn_to_peer.find(wc.qp_num);
+    if (it == c->cm.qpn_to_peer.end()) {
+        RDMX_WARN("recv: %u bytes from unknown qp 0x%x dropped", wc.byte_len, wc.qp_num);
+        return recycle(c, nullptr, idx);
+    }
+    Endpoint &ep = c->eps[static_cast<size_t>(it->second)];
+    if (ep.state == ConnState::kAccepting) c->cm.notify_established(ep);
+    if (ep.state == ConnState::kFailed) return recycle(c, nullptr, idx);
+    const char *buf = c->iface.recv_buf(idx);
+    wire::MsgHdr h{};
+    auto de = wire::decode_msg(buf, wc.byte_len, c->eager_limit, &h);
+    if (de != wire::DecodeError::kOk) return protocol_violation(c, ep, idx, wire::decode_error_name(de));
+    if (h.seq != ep.rx_seq) return protocol_violation(c, ep, idx, "sequence gap");
+    ++ep.rx_seq;
+    ep.note_grant(h.credits);
+    on_message(c, ep, h, buf, wc.byte_len, idx);
+}
+
+rdmx_status_t start_recv(Ctx *c, rdmx_request *r) {
+    const MatchBits &want = r->bits;
+    if (UnexpEntry *ue = c->matcher.find_unexpected(want, true)) {
+        auto *u = static_cast<Unexp *>(ue);
+        if (u->self_send != nullptr) {
+            deliver_eager(c, r, u->peer, u->bits.tag, static_cast<const char *>(u->self_send->buf), u->len);
+            req_complete(c, u->self_send, RDMX_OK);
+        } else if (u->type == wire::MsgType::kRts) {
+            rndv_recv_start(c, r, u->peer, u->bits.tag, u->desc, u->cookie);
+        } else {
+            const char *data = u->data ? u->data.get() : c->iface.recv_buf(static_cast<uint32_t>(u->held_buf)) +
+                                                             sizeof(wire::MsgHdr);
+            deliver_eager(c, r, u->peer, u->bits.tag, data, u->len);
+        }
+        release_unexp(c, u);
+        return RDMX_OK;
+    }
+    if (r->bits.source >= 0 && r->bits.source != c->rank) {
+        const Endpoint &ep = c->eps[static_cast<size_t>(r->bits.source)];
+        if (ep.state == ConnState::kFailed) {
+            req_complete(c, r, ep.error != 0 ? static_cast<rdmx_status_t>(ep.error) : RDMX_ERR_PEER_LOST);
+            return RDMX_OK;
+        }
+    }
+    c->matcher.post(r);
+    return RDMX_OK;
+}
+
+}  // namespace rdmx

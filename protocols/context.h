@@ -1,0 +1,134 @@
+// The engine behind an rdmx_context_h: bootstrap, transport objects (in
+// creation order, so they are destroyed in the order verbs requires),
+// tag matching, eager and rendezvous protocols, and progress.
+#pragma once
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/bootstrap.h"
+#include "core/config.h"
+#include "core/spinlock.h"
+#include "core/tag_match.h"
+#include "core/wire.h"
+#include "protocols/request.h"
+#include "transport/cm.h"
+#include "transport/device.h"
+#include "transport/endpoint.h"
+#include "transport/iface.h"
+#include "transport/memory.h"
+
+namespace rdmx {
+
+// An arrived message nobody asked for yet.
+struct Unexp : UnexpEntry {
+    int peer = -1;
+    wire::MsgType type = wire::MsgType::kEager;
+    size_t len = 0;
+    std::unique_ptr<char[]> data;  // eager payload copied aside, or
+    int32_t held_buf = -1;         // the SRQ buffer kept (back-pressure)
+    wire::RndvDesc desc{};         // rendezvous
+    uint64_t cookie = 0;
+    rdmx_request *self_send = nullptr;  // a send to ourselves, matched late
+};
+
+}  // namespace rdmx
+
+struct rdmx_context {
+    rdmx::Config cfg;
+    std::unique_ptr<rdmx::Bootstrap> boot;
+    int rank = 0;
+    int size = 1;
+    uint64_t job_key = 0;
+    double connect_seconds = 0;
+    std::atomic<bool> finalized{false};
+    std::atomic<int> fatal{0};          // device-wide failure status
+    bool transport = false;             // false for a job of one: no device needed
+
+    // Transport, in creation order.
+    rdmx::ConnManager cm;
+    rdmx::Device dev;
+    rdmx::Iface iface;
+    rdmx::Slab send_pool;
+    rdmx::Slab credit_mem;               // size slots peers RDMA-WRITE credit grants into
+    std::vector<rdmx::Endpoint> eps;
+    std::vector<sockaddr_in> addrs;
+    size_t eager_limit = 0;
+    size_t rndv_thresh = 0;
+    uint32_t credits = 0;                // per peer
+    uint32_t max_inline = 0;
+    uint32_t max_msg = 1u << 30;
+
+    // Protocol state, guarded by lock.
+    rdmx::SpinLock lock;
+    rdmx::TagMatcher matcher;
+    std::unordered_map<uint64_t, rdmx_request *> rndv_sends;  // cookie -> send waiting for FIN
+    std::unordered_map<uint64_t, rdmx_request *> rndv_recvs;  // read id -> receive reading
+    uint64_t next_cookie = 1;
+    size_t unexpected_bytes = 0;
+    size_t held_bufs = 0;
+    std::vector<int> stalled;             // peers with queued sends
+    rdmx_request *free_reqs = nullptr;
+    std::vector<std::unique_ptr<rdmx_request[]>> req_chunks;
+    unsigned poll_calls = 0;
+
+    // Progress thread and blocking waits.
+    std::thread progress_thread;
+    std::atomic<bool> stop{false};
+    int wake_fd = -1;
+    std::mutex wait_mu;
+    std::condition_variable wait_cv;
+    std::atomic<int> waiters{0};
+    bool notify_pending = false;
+
+    ~rdmx_context();
+};
+
+namespace rdmx {
+
+using Ctx = rdmx_context;
+
+// context.cc
+rdmx_status_t context_init(Ctx *c, const rdmx_config_t *cfg);
+rdmx_status_t context_finalize(Ctx *c);
+
+// request pool (eager.cc)
+rdmx_request *req_alloc(Ctx *c, ReqKind kind);
+void req_free(Ctx *c, rdmx_request *r);
+void req_complete(Ctx *c, rdmx_request *r, rdmx_status_t st);
+
+// eager.cc: sends and arrivals
+rdmx_status_t start_send(Ctx *c, rdmx_request *r);
+rdmx_status_t start_recv(Ctx *c, rdmx_request *r);
+void handle_recv(Ctx *c, const ibv_wc &wc);
+void handle_send_wc(Ctx *c, const ibv_wc &wc);
+void kick_stalled(Ctx *c);
+void return_credits(Ctx *c);
+bool post_msg(Ctx *c, Endpoint &ep, wire::MsgType type, uint8_t space, int tag, uint64_t length, uint64_t cookie,
+              const void *body, size_t body_len, bool signal);
+bool can_post(Ctx *c, Endpoint &ep, size_t body_len);
+void fail_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason);
+void fail_device(Ctx *c, rdmx_status_t why);
+void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data, size_t len);
+void release_unexp(Ctx *c, Unexp *u);
+
+// rndv.cc
+rdmx_status_t rndv_send_start(Ctx *c, Endpoint &ep, rdmx_request *r);
+void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::RndvDesc &d, uint64_t cookie);
+void rndv_on_fin(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::FinBody &f);
+void rndv_on_read_done(Ctx *c, uint64_t id, uint32_t bytes, bool ok);
+void rndv_issue_reads(Ctx *c, Endpoint &ep);
+void rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why);
+
+// progress.cc
+int progress(Ctx *c, bool block_ok);
+int progress_locked(Ctx *c);
+void wait_request(Ctx *c, rdmx_request *r);
+void start_progress_thread(Ctx *c);
+void stop_progress_thread(Ctx *c);
+void notify_waiters(Ctx *c);
+
+}  // namespace rdmx

@@ -1,0 +1,45 @@
+// Requests: one object per isend/irecv, from a per-context pool (no malloc
+// on the hot path once the pool is warm). The user's handle is its address.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "core/ilist.h"
+#include "core/tag_match.h"
+#include "core/wire.h"
+#include "rdmx/rdmx.h"
+#include "transport/handles.h"
+
+struct rdmx_context;
+
+enum class ReqKind : uint8_t { kSend, kRecv };
+
+// Where a send stands (a small state machine; each stage one function).
+enum class SendStage : uint8_t { kQueued, kEagerDone, kRtsSent, kDone };
+
+// A request is a PostedEntry so the matcher hands back the request itself.
+struct rdmx_request : rdmx::PostedEntry {
+    rdmx::ListNode link;              // endpoint pending queue / context lists
+    rdmx_context *ctx = nullptr;
+    ReqKind kind = ReqKind::kSend;
+    SendStage stage = SendStage::kQueued;
+    std::atomic<int> done{0};
+    rdmx_status_t status = RDMX_OK;
+    rdmx_msg_info_t info{};
+    void *buf = nullptr;
+    size_t len = 0;
+    int peer = -1;                    // send: destination; recv: matched source
+    int tag = 0;
+    uint8_t space = 0;
+    bool matched = false;
+    bool blocking_user = false;
+    // Rendezvous.
+    uint64_t cookie = 0;              // send: our transfer id; recv: the sender's
+    rdmx::MrHandle mr;                // registration for this transfer
+    rdmx::wire::RndvDesc remote{};    // recv: what the sender advertised
+    size_t rd_issued = 0;             // recv: bytes with READs posted
+    size_t rd_done = 0;               // recv: bytes read
+    size_t copy_len = 0;              // recv: bytes that fit the buffer
+    rdmx_request *self_peer = nullptr;  // self-send pairing
+    rdmx_request *pool_next = nullptr;
+};

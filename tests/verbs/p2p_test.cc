@@ -1,0 +1,212 @@
+// Point-to-point over real verbs, under mpirun: p2p_test <case> [args].
+// Cases: mesh, sizes, order, truncate, probe, cancel, flood, threads, corrupt.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "harness.h"
+
+namespace {
+
+rdmx_context_h ctx;
+int me, np;
+
+// Every ordered pair exchanges a message naming its sender.
+void t_mesh() {
+    std::vector<rdmx_request_h> reqs;
+    std::vector<int> got(static_cast<size_t>(np), -1);
+    std::vector<int> mine(static_cast<size_t>(np), me);
+    for (int p = 0; p < np; ++p) {
+        reqs.emplace_back();
+        RT_OK(rdmx_irecv(ctx, &got[static_cast<size_t>(p)], sizeof(int), p, 7, &reqs.back()));
+    }
+    for (int p = 0; p < np; ++p) {
+        reqs.emplace_back();
+        RT_OK(rdmx_isend(ctx, &mine[static_cast<size_t>(p)], sizeof(int), p, 7, &reqs.back()));
+    }
+    RT_OK(rdmx_waitall(reqs.size(), reqs.data(), nullptr));
+    for (int p = 0; p < np; ++p) RT_CHECK(got[static_cast<size_t>(p)] == p, "from %d got sender %d", p, got[static_cast<size_t>(p)]);
+}
+
+std::vector<size_t> boundary_sizes(size_t max) {
+    std::vector<size_t> s{0, 1, 2, 3};
+    for (size_t p = 4; p <= max; p *= 2)
+        for (size_t d : {p - 1, p, p + 1})
+            if (d <= max && d > s.back()) s.push_back(d);
+    return s;
+}
+
+// Ring exchange of each size with the four wildcard combinations.
+void t_sizes(size_t max) {
+    const int to = (me + 1) % np, from = (me + np - 1) % np;
+    int mode = 0;
+    for (size_t len : boundary_sizes(max)) {
+        int tag = static_cast<int>(len % 1000);
+        std::vector<uint8_t> out(len), in(len + 16, 0xEE);
+        rt::fill(out, me, tag);
+        int src = (mode & 1) ? RDMX_ANY_SOURCE : from;
+        int rtag = (mode & 2) ? RDMX_ANY_TAG : tag;
+        ++mode;
+        rdmx_request_h r[2];
+        RT_OK(rdmx_irecv(ctx, in.data(), len, src, rtag, &r[0]));
+        RT_OK(rdmx_isend(ctx, out.data(), len, to, tag, &r[1]));
+        rdmx_msg_info_t info[2];
+        RT_OK(rdmx_waitall(2, r, info));
+        RT_CHECK(info[0].source == from && info[0].tag == tag && info[0].length == len,
+                 "len %zu: info src %d tag %d len %zu", len, info[0].source, info[0].tag, info[0].length);
+        size_t bad = rt::verify(in.data(), len, from, tag, len);
+        RT_CHECK(bad == SIZE_MAX, "len %zu: byte %zu wrong", len, bad);
+        RT_CHECK(in[len] == 0xEE, "len %zu: wrote past the buffer", len);
+    }
+}
+
+// Non-overtaking: many messages with one tag, received with wildcards.
+void t_order(int count) {
+    const int to = (me + 1) % np, from = (me + np - 1) % np;
+    std::vector<uint32_t> out(static_cast<size_t>(count));
+    std::vector<rdmx_request_h> sr(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) {
+        out[static_cast<size_t>(i)] = static_cast<uint32_t>(i);
+        RT_OK(rdmx_isend(ctx, &out[static_cast<size_t>(i)], 4, to, 5, &sr[static_cast<size_t>(i)]));
+    }
+    for (int i = 0; i < count; ++i) {
+        uint32_t v = 0;
+        rdmx_msg_info_t info;
+        RT_OK(rdmx_recv(ctx, &v, 4, i % 2 ? RDMX_ANY_SOURCE : from, i % 3 ? RDMX_ANY_TAG : 5, &info));
+        RT_CHECK(v == static_cast<uint32_t>(i) && info.source == from, "message %d arrived as %u from %d", i, v, info.source);
+    }
+    RT_OK(rdmx_waitall(sr.size(), sr.data(), nullptr));
+}
+
+void t_truncate(size_t len) {
+    const int to = (me + 1) % np, from = (me + np - 1) % np;
+    std::vector<uint8_t> out(len), in(len / 2 + 8, 0xEE);
+    rt::fill(out, me, 3);
+    rdmx_request_h r[2];
+    RT_OK(rdmx_irecv(ctx, in.data(), len / 2, from, 3, &r[0]));
+    RT_OK(rdmx_isend(ctx, out.data(), len, to, 3, &r[1]));
+    rdmx_msg_info_t info;
+    rdmx_status_t st = rdmx_wait(&r[0], &info);
+    RT_CHECK(st == RDMX_ERR_TRUNCATE && info.length == len, "len %zu: status %d length %zu", len, st, info.length);
+    RT_CHECK(rt::verify(in.data(), len / 2, from, 3, len) == SIZE_MAX, "len %zu: truncated prefix wrong", len);
+    RT_CHECK(in[len / 2] == 0xEE, "len %zu: wrote past the buffer", len);
+    RT_OK(rdmx_wait(&r[1], nullptr));
+}
+
+void t_probe(size_t len) {
+    const int to = (me + 1) % np, from = (me + np - 1) % np;
+    std::vector<uint8_t> out(len), in(len);
+    rt::fill(out, me, 11);
+    rdmx_request_h s;
+    RT_OK(rdmx_isend(ctx, out.data(), len, to, 11, &s));
+    rdmx_msg_info_t info;
+    RT_OK(rdmx_probe(ctx, RDMX_ANY_SOURCE, RDMX_ANY_TAG, &info));
+    RT_CHECK(info.source == from && info.tag == 11 && info.length == len, "probe: %d %d %zu", info.source, info.tag, info.length);
+    RT_OK(rdmx_recv(ctx, in.data(), len, info.source, info.tag, nullptr));
+    RT_CHECK(rt::verify(in.data(), len, from, 11, len) == SIZE_MAX, "probe then recv: payload wrong");
+    RT_OK(rdmx_wait(&s, nullptr));
+}
+
+void t_cancel() {
+    char b[8];
+    rdmx_request_h r;
+    RT_OK(rdmx_irecv(ctx, b, sizeof(b), RDMX_ANY_SOURCE, 999, &r));
+    RT_OK(rdmx_cancel(r));
+    rdmx_status_t st = rdmx_wait(&r, nullptr);
+    RT_CHECK(st == RDMX_ERR_CANCELED && r == nullptr, "cancel: status %d", st);
+}
+
+long rss_kib() {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+// Everyone floods rank 0, which sleeps before posting any receive.
+void t_flood(int count, int sleep_s) {
+    if (me != 0) {
+        std::vector<uint64_t> v(static_cast<size_t>(count));
+        for (int i = 0; i < count; ++i) {
+            v[static_cast<size_t>(i)] = (static_cast<uint64_t>(me) << 32) | static_cast<uint64_t>(i);
+            RT_OK(rdmx_send(ctx, &v[static_cast<size_t>(i)], 8, 0, 1));
+        }
+        return;
+    }
+    long before = rss_kib();
+    std::this_thread::sleep_for(std::chrono::seconds(sleep_s));
+    std::vector<int> next(static_cast<size_t>(np), 0);
+    for (int i = 0; i < count * (np - 1); ++i) {
+        uint64_t x = 0;
+        rdmx_msg_info_t info;
+        RT_OK(rdmx_recv(ctx, &x, 8, RDMX_ANY_SOURCE, 1, &info));
+        int s = info.source;
+        RT_CHECK(x == ((static_cast<uint64_t>(s) << 32) | static_cast<uint64_t>(next[static_cast<size_t>(s)])),
+                 "from %d expected #%d got 0x%llx", s, next[static_cast<size_t>(s)], static_cast<unsigned long long>(x));
+        ++next[static_cast<size_t>(s)];
+    }
+    std::printf("flood: %d messages from %d senders in order; max RSS %ld KiB before, %ld KiB after\n",
+                count * (np - 1), np - 1, before, rss_kib());
+}
+
+// Four threads per rank exchange on distinct tags at once.
+void t_threads(int per_thread) {
+    const int to = (me + 1) % np, from = (me + np - 1) % np;
+    std::atomic<int> failures{0};
+    auto body = [&](int t) {
+        for (int i = 0; i < per_thread; ++i) {
+            int out = me * 1000000 + t * 10000 + i, in = -1;
+            rdmx_request_h r[2];
+            if (rdmx_irecv(ctx, &in, 4, from, 100 + t, &r[0]) != RDMX_OK ||
+                rdmx_isend(ctx, &out, 4, to, 100 + t, &r[1]) != RDMX_OK || rdmx_waitall(2, r, nullptr) != RDMX_OK ||
+                in != from * 1000000 + t * 10000 + i)
+                failures.fetch_add(1);
+        }
+    };
+    std::vector<std::thread> th;
+    for (int t = 0; t < 4; ++t) th.emplace_back(body, t);
+    for (auto &t : th) t.join();
+    RT_CHECK(failures.load() == 0, "%d thread exchanges failed", failures.load());
+}
+
+// Proves verification can fail: the receiver flips one byte before checking.
+void t_corrupt() {
+    const int to = (me + 1) % np, from = (me + np - 1) % np;
+    std::vector<uint8_t> out(100), in(100);
+    rt::fill(out, me, 2);
+    rdmx_request_h r[2];
+    RT_OK(rdmx_irecv(ctx, in.data(), 100, from, 2, &r[0]));
+    RT_OK(rdmx_isend(ctx, out.data(), 100, to, 2, &r[1]));
+    RT_OK(rdmx_waitall(2, r, nullptr));
+    in[50] ^= 0x01;
+    RT_CHECK(rt::verify(in.data(), 100, from, 2, 100) == SIZE_MAX, "byte %zu wrong (injected)", rt::verify(in.data(), 100, from, 2, 100));
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    std::string which = argc > 1 ? argv[1] : "mesh";
+    rt::g_test = argv[1] ? argv[1] : "mesh";
+    ctx = rt::init_or_skip();
+    me = rdmx_rank(ctx);
+    np = rdmx_size(ctx);
+    int reps = argc > 2 ? std::atoi(argv[2]) : 1;
+    for (int i = 0; i < reps; ++i) {
+        if (which == "mesh") t_mesh();
+        else if (which == "sizes") t_sizes(argc > 3 ? std::strtoul(argv[3], nullptr, 0) : 64 * 1024);
+        else if (which == "order") t_order(2000);
+        else if (which == "truncate") { t_truncate(100); t_truncate(200000); }
+        else if (which == "probe") { t_probe(64); t_probe(100000); }
+        else if (which == "cancel") t_cancel();
+        else if (which == "flood") t_flood(argc > 3 ? std::atoi(argv[3]) : 100000, 5);
+        else if (which == "threads") t_threads(500);
+        else if (which == "corrupt") t_corrupt();
+        else RT_CHECK(false, "unknown case %s", which.c_str());
+    }
+    RT_OK(rdmx_finalize(ctx));
+    if (me == 0) std::printf("p2p_test %s: OK on %d ranks\n", which.c_str(), np);
+    return 0;
+}

@@ -1,0 +1,434 @@
+#include "transport/cm.h"
+
+#include <poll.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/clock.h"
+#include "core/log.h"
+
+namespace rdmx {
+
+namespace {
+constexpr int kResolveTimeoutMs = 2000;
+constexpr int kMaxInFlight = 64;        // resolves/connects outstanding at once
+// RC retry policy. retry_count 7 = the maximum transport retries before a
+// dead peer surfaces as IBV_WC_RETRY_EXC_ERR (timeout ~ 4.096us * 2^timeout
+// each). rnr_retry_count 7 = retry forever: with credit-based flow control an
+// RNR NAK can only mean the SRQ briefly ran dry during a batch re-post, and
+// the min RNR timer (set by rdma_cm) then paces it.
+constexpr uint8_t kRetryCount = 7;
+constexpr uint8_t kRnrRetryCount = 7;
+}  // namespace
+
+ConnManager::~ConnManager() {
+    for (rdma_cm_id *id : graveyard_) CmIdDeleter{}(id);
+}
+
+rdmx_status_t ConnManager::listen(const sockaddr_in &addr) {
+    rdma_event_channel *ch = nullptr;
+    if (int e = vx::create_event_channel(&ch)) {
+        RDMX_ERROR("cm: rdma_create_event_channel failed: %s (is rdma_ucm loaded? /dev/infiniband/rdma_cm)",
+                   strerror(e));
+        return e == ENODEV || e == ENOENT ? RDMX_ERR_NO_DEVICE : RDMX_ERR_DEVICE;
+    }
+    channel_.reset(ch);
+    (void)vx::set_nonblock(ch->fd);
+    rdma_cm_id *id = nullptr;
+    if (int e = vx::create_id(ch, &id, nullptr)) {
+        RDMX_ERROR("cm: rdma_create_id failed: %s", strerror(e));
+        return RDMX_ERR_DEVICE;
+    }
+    listen_id_.reset(id);
+    sockaddr_in a = addr;
+    if (int e = vx::bind_addr(id, reinterpret_cast<sockaddr *>(&a))) {
+        RDMX_ERROR("cm: rdma_bind_addr(%s) failed: %s (hint: is that address on an RDMA netdev?)",
+                   sockaddr_str(a).c_str(), strerror(e));
+        return RDMX_ERR_NO_DEVICE;
+    }
+    if (id->verbs == nullptr) {
+        RDMX_ERROR("cm: address %s is not on an RDMA device (set RDMX_DEVICE or RDMX_IFADDR)",
+                   sockaddr_str(a).c_str());
+        return RDMX_ERR_NO_DEVICE;
+    }
+    if (int e = vx::listen(id, 1024)) {
+        RDMX_ERROR("cm: rdma_listen on %s failed: %s", sockaddr_str(a).c_str(), strerror(e));
+        return RDMX_ERR_DEVICE;
+    }
+    return RDMX_OK;
+}
+
+sockaddr_in ConnManager::bound_addr() const {
+    sockaddr_in a{};
+    if (listen_id_) std::memcpy(&a, rdma_get_local_addr(listen_id_.get()), sizeof(a));
+    return a;
+}
+
+void ConnManager::fill_conn_param(rdma_conn_param *cp, const void *priv, uint8_t len,
+                                  const rdma_conn_param *req) const {
+    std::memset(cp, 0, sizeof(*cp));
+    cp->private_data = priv;
+    cp->private_data_len = len;
+    const ibv_device_attr &a = dev_->attr();
+    // We serve the peer's READs (responder) and issue our own (initiator).
+    cp->responder_resources = static_cast<uint8_t>(a.max_qp_rd_atom > 255 ? 255 : a.max_qp_rd_atom);
+    cp->initiator_depth = static_cast<uint8_t>(a.max_qp_init_rd_atom > 255 ? 255 : a.max_qp_init_rd_atom);
+    if (req != nullptr) {
+        if (req->initiator_depth < cp->responder_resources) cp->responder_resources = req->initiator_depth;
+        if (req->responder_resources < cp->initiator_depth) cp->initiator_depth = req->responder_resources;
+    }
+    cp->retry_count = kRetryCount;
+    cp->rnr_retry_count = kRnrRetryCount;
+}
+
+bool ConnManager::setup_qp(Endpoint &ep, rdma_cm_id *id) {
+    ibv_qp_init_attr qa{};
+    qa.send_cq = iface_->cq();
+    qa.recv_cq = iface_->cq();
+    qa.srq = iface_->srq();
+    qa.qp_type = IBV_QPT_RC;
+    qa.sq_sig_all = 0;
+    qa.cap.max_send_wr = p_.sq_depth;
+    qa.cap.max_send_sge = 2;
+    qa.cap.max_inline_data = p_.max_inline;
+    if (int e = vx::create_qp(id, dev_->pd(), &qa)) {
+        RDMX_ERROR("cm: rdma_create_qp for peer %d (%s) on %s failed: %s (sq %u, inline %u)", ep.peer,
+                   ep.addr.c_str(), dev_->name(), strerror(e), p_.sq_depth, p_.max_inline);
+        return false;
+    }
+    ep.qp = id->qp;
+    ep.qp_num = id->qp->qp_num;
+    ep.sq_depth = qa.cap.max_send_wr < p_.sq_depth ? qa.cap.max_send_wr : p_.sq_depth;
+    ep.ring.assign(ep.sq_depth, SqSlot{});
+    ep.sq_posted = ep.sq_done = ep.unsignaled = 0;
+    if (dev_->max_inline() == 0 || qa.cap.max_inline_data < dev_->max_inline())
+        dev_->set_max_inline(qa.cap.max_inline_data);
+    qpn_to_peer[ep.qp_num] = ep.peer;
+    return true;
+}
+
+void ConnManager::bury(Endpoint &ep) {
+    if (ep.qp_num != 0) qpn_to_peer.erase(ep.qp_num);
+    if (ep.id) graveyard_.push_back(ep.id.release());
+    ep.qp = nullptr;
+    ep.qp_num = 0;
+}
+
+void ConnManager::fail(Endpoint &ep, rdmx_status_t st, const char *why) {
+    RDMX_ERROR("cm: peer %d (%s): %s (last CM event %s, status %d)", ep.peer, ep.addr.c_str(), why, ep.last_event,
+               ep.last_status);
+    ep.error = st;
+    ep.set_state(ConnState::kFailed);
+}
+
+void ConnManager::start_connect(Endpoint &ep) {
+    rdma_cm_id *id = nullptr;
+    if (int e = vx::create_id(channel_.get(), &id, &ep)) {
+        fail(ep, RDMX_ERR_CONNECT, strerror(e));
+        fatal_ = true;
+        return;
+    }
+    ep.id.reset(id);
+    ++ep.attempts;
+    sockaddr_in src = bound_addr();
+    src.sin_port = 0;
+    sockaddr_in dst = (*addrs_)[static_cast<size_t>(ep.peer)];
+    if (int e = vx::resolve_addr(id, reinterpret_cast<sockaddr *>(&src), reinterpret_cast<sockaddr *>(&dst),
+                                 kResolveTimeoutMs)) {
+        backoff(ep, strerror(e));
+        return;
+    }
+    ep.set_state(ConnState::kResolvingAddr);
+}
+
+void ConnManager::backoff(Endpoint &ep, const char *why) {
+    bury(ep);
+    uint64_t delay_ms = 10ull << (ep.attempts < 8 ? ep.attempts : 8);
+    RDMX_DEBUG("cm: peer %d (%s): attempt %d failed (%s); retrying in %llu ms", ep.peer, ep.addr.c_str(),
+               ep.attempts, why, static_cast<unsigned long long>(delay_ms));
+    ep.retry_at_ns = now_ns() + delay_ms * 1000000ull;
+    ep.set_state(ConnState::kBackoff);
+}
+
+void ConnManager::on_addr_resolved(Endpoint &ep) {
+    if (int e = vx::resolve_route(ep.id.get(), kResolveTimeoutMs)) return backoff(ep, strerror(e));
+    ep.set_state(ConnState::kResolvingRoute);
+}
+
+void ConnManager::on_route_resolved(Endpoint &ep) {
+    if (!setup_qp(ep, ep.id.get())) {
+        fatal_ = true;
+        return fail(ep, RDMX_ERR_DEVICE, "cannot create the QP");
+    }
+    wire::ConnectPriv cp{wire::kMagic, wire::kVersion, sizeof(wire::ConnectPriv), p_.job_key,
+                         static_cast<uint32_t>(p_.rank), static_cast<uint32_t>(ep.peer),
+                         p_.credit_base + 8ull * static_cast<uint64_t>(ep.peer), p_.credit_rkey, p_.credits};
+    rdma_conn_param param;
+    fill_conn_param(&param, &cp, sizeof(cp), nullptr);
+    if (int e = vx::connect(ep.id.get(), &param)) return backoff(ep, strerror(e));
+    ep.set_state(ConnState::kConnecting);
+}
+
+void ConnManager::reject(rdma_cm_id *id, wire::RejectReason r, const char *detail) {
+    RDMX_WARN("cm: refusing a connect request: %s (%s)", wire::reject_reason_name(r), detail);
+    wire::RejectPriv rp{wire::kMagic, wire::kVersion, static_cast<uint16_t>(r)};
+    (void)vx::reject(id, &rp, sizeof(rp));
+    graveyard_.push_back(id);  // a connect request's id is ours to destroy
+}
+
+}  // namespace rdmx
+
+namespace rdmx {
+
+void ConnManager::on_connect_request(CmEvent &ev) {
+    rdma_cm_id *id = ev->id;
+    const auto &c = ev->param.conn;
+    wire::ConnectPriv cp{};
+    auto de = wire::decode_connect(c.private_data, c.private_data_len, &cp);
+    using R = wire::RejectReason;
+    if (de != wire::DecodeError::kOk) {
+        R r = de == wire::DecodeError::kBadMagic     ? R::kBadMagic
+              : de == wire::DecodeError::kBadVersion ? R::kBadVersion
+                                                     : R::kShortData;
+        return reject(id, r, wire::decode_error_name(de));
+    }
+    if (finalizing_) return reject(id, R::kShuttingDown, "finalizing");
+    if (cp.job_key != p_.job_key) return reject(id, R::kBadJobKey, "job key differs");
+    if (cp.src_rank >= static_cast<uint32_t>(p_.size) || cp.dst_rank != static_cast<uint32_t>(p_.rank))
+        return reject(id, R::kRankOutOfRange, "src or dst rank out of range");
+    if (cp.src_rank >= static_cast<uint32_t>(p_.rank)) return reject(id, R::kWrongDirection, "higher rank connected");
+    Endpoint &ep = (*eps_)[cp.src_rank];
+    if (ep.state == ConnState::kConnected || ep.state == ConnState::kFailed)
+        return reject(id, R::kDuplicateRank, "already connected");
+    if (ep.state == ConnState::kAccepting) bury(ep);  // a retry superseded the first request: newest wins
+    if (!setup_qp(ep, id)) return reject(id, R::kResources, "QP creation failed");
+    ep.id.reset(id);
+    id->context = &ep;
+    ep.remote_credit_addr = cp.credit_addr;
+    ep.remote_credit_rkey = cp.credit_rkey;
+    ep.tx_granted = cp.credits;
+    wire::AcceptPriv ap{wire::kMagic, wire::kVersion, sizeof(wire::AcceptPriv), p_.job_key,
+                        static_cast<uint32_t>(p_.rank), p_.credits,
+                        p_.credit_base + 8ull * static_cast<uint64_t>(ep.peer), p_.credit_rkey, 0};
+    rdma_conn_param param;
+    fill_conn_param(&param, &ap, sizeof(ap), &c);
+    ep.max_rd_atomic = param.initiator_depth > 0 ? param.initiator_depth : 1;
+    if (int e = vx::accept(id, &param)) {
+        RDMX_WARN("cm: rdma_accept for peer %u failed: %s", cp.src_rank, strerror(e));
+        bury(ep);
+        ep.set_state(ConnState::kIdle);
+        return;
+    }
+    ep.set_state(ConnState::kAccepting);
+}
+
+void ConnManager::on_established(Endpoint &ep, const rdma_cm_event *ev) {
+    if (ep.state == ConnState::kConnecting) {
+        wire::AcceptPriv ap{};
+        auto de = wire::decode_accept(ev->param.conn.private_data, ev->param.conn.private_data_len, &ap);
+        if (de != wire::DecodeError::kOk || ap.job_key != p_.job_key ||
+            ap.src_rank != static_cast<uint32_t>(ep.peer)) {
+            fatal_ = true;
+            return fail(ep, RDMX_ERR_CONNECT, "accept private_data invalid (another job on that address?)");
+        }
+        ep.remote_credit_addr = ap.credit_addr;
+        ep.remote_credit_rkey = ap.credit_rkey;
+        ep.tx_granted = ap.credits;
+        ep.max_rd_atomic = ev->param.conn.initiator_depth > 0 ? ev->param.conn.initiator_depth : 1;
+    }
+    if (ep.state == ConnState::kConnected) return;  // COMM_EST got there first
+    ep.set_state(ConnState::kConnected);
+}
+
+void ConnManager::on_rejected(Endpoint &ep, const rdma_cm_event *ev) {
+    wire::RejectPriv rp{};
+    if (wire::decode_reject(ev->param.conn.private_data, ev->param.conn.private_data_len, &rp) ==
+        wire::DecodeError::kOk) {
+        char why[160];
+        std::snprintf(why, sizeof(why), "connect refused by the peer: %s",
+                      wire::reject_reason_name(static_cast<wire::RejectReason>(rp.reason)));
+        bury(ep);
+        fatal_ = true;
+        return fail(ep, RDMX_ERR_CONNECT, why);
+    }
+    // No rdmx reason: the transport refused (e.g. nobody listening yet).
+    // ev->status is a transport reject reason, not an errno.
+    char why[96];
+    std::snprintf(why, sizeof(why), "rejected by the transport (reject reason %d)", ev->status);
+    backoff(ep, why);
+}
+
+void ConnManager::on_transient(Endpoint &ep, const rdma_cm_event *ev) {
+    if (ep.peer > p_.rank) {  // passive side: the active peer retries with a new request
+        bury(ep);
+        ep.set_state(ConnState::kIdle);
+        return;
+    }
+    backoff(ep, rdma_event_str(ev->event));
+}
+
+void ConnManager::on_disconnected(Endpoint &ep) {
+    if (finalizing_ || ep.state == ConnState::kDisconnecting) {
+        ep.set_state(ConnState::kClosed);
+        return;
+    }
+    if (ep.state == ConnState::kAccepting) {  // never came up: let the peer retry
+        bury(ep);
+        ep.set_state(ConnState::kIdle);
+        return;
+    }
+    ep.error = RDMX_ERR_PEER_LOST;
+    RDMX_INFO("cm: peer %d (%s) disconnected (finished, exited or link lost)", ep.peer, ep.addr.c_str());
+    (void)vx::disconnect(ep.id.get());
+    ep.set_state(ConnState::kFailed);
+    if (on_peer_lost) on_peer_lost(ep.peer, RDMX_ERR_PEER_LOST);
+}
+
+void ConnManager::dispatch(CmEvent &ev) {
+    const rdma_cm_event_type type = ev->event;
+    if (type == RDMA_CM_EVENT_CONNECT_REQUEST) return on_connect_request(ev);
+    auto *ep = static_cast<Endpoint *>(ev->id->context);
+    if (ep == nullptr || ep->id.get() != ev->id) {  // an id we already buried
+        RDMX_DEBUG("cm: %s for a retired id (status %d)", rdma_event_str(type), ev->status);
+        return;
+    }
+    ep->last_event = rdma_event_str(type);
+    ep->last_status = ev->status;
+    RDMX_DEBUG("cm: peer %d: %s (status %d) in %s", ep->peer, rdma_event_str(type), ev->status,
+               conn_state_name(ep->state));
+    switch (type) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED: return on_addr_resolved(*ep);
+    case RDMA_CM_EVENT_ROUTE_RESOLVED: return on_route_resolved(*ep);
+    case RDMA_CM_EVENT_ESTABLISHED: return on_established(*ep, ev.get());
+    case RDMA_CM_EVENT_REJECTED: return on_rejected(*ep, ev.get());
+    case RDMA_CM_EVENT_ADDR_ERROR:
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_CONNECT_ERROR: return on_transient(*ep, ev.get());
+    case RDMA_CM_EVENT_DISCONNECTED: return on_disconnected(*ep);
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        RDMX_ERROR("cm: device %s removed (peer %d's connection)", dev_ ? dev_->name() : "?", ep->peer);
+        if (on_device_removal) on_device_removal();
+        return;
+    case RDMA_CM_EVENT_ADDR_CHANGE:
+        RDMX_WARN("cm: the address of the device behind peer %d's connection changed; established "
+                  "connections keep working, new ones may fail", ep->peer);
+        return;
+    case RDMA_CM_EVENT_TIMEWAIT_EXIT: return;
+    case RDMA_CM_EVENT_CONNECT_RESPONSE:  // only for ids without a QP; ours always have one
+    case RDMA_CM_EVENT_MULTICAST_JOIN:
+    case RDMA_CM_EVENT_MULTICAST_ERROR:
+    default:
+        RDMX_WARN("cm: unexpected event %s for peer %d (status %d)", rdma_event_str(type), ep->peer, ev->status);
+        return;
+    }
+}
+
+int ConnManager::poll_events() {
+    int n = 0;
+    for (;;) {
+        rdma_cm_event *raw = nullptr;
+        if (vx::get_cm_event(channel_.get(), &raw) != 0) break;
+        {
+            CmEvent ev(raw);
+            dispatch(ev);
+        }  // acked here, before any id it names is destroyed
+        for (rdma_cm_id *id : graveyard_) CmIdDeleter{}(id);
+        graveyard_.clear();
+        ++n;
+    }
+    return n;
+}
+
+void ConnManager::notify_established(Endpoint &ep) {
+    if (ep.id && ep.state == ConnState::kAccepting) {
+        (void)vx::notify(ep.id.get(), IBV_EVENT_COMM_EST);
+        ep.set_state(ConnState::kConnected);
+    }
+}
+
+bool ConnManager::all_connected() const {
+    for (const Endpoint &ep : *eps_)
+        if (ep.peer != p_.rank && ep.state != ConnState::kConnected) return false;
+    return true;
+}
+
+rdmx_status_t ConnManager::report_unconnected(bool timed_out) const {
+    for (const Endpoint &ep : *eps_) {
+        if (ep.peer == p_.rank || ep.state == ConnState::kConnected) continue;
+        RDMX_ERROR("cm: %s peer %d at %s: state %s after %d attempt(s), last CM event %s (status %d)%s",
+                   timed_out ? "timed out connecting to" : "could not connect to", ep.peer, ep.addr.c_str(),
+                   conn_state_name(ep.state), ep.attempts, ep.last_event, ep.last_status,
+                   ep.peer < p_.rank ? " (waiting for it to connect to us: did it start?)" : "");
+    }
+    return timed_out ? RDMX_ERR_TIMEOUT : RDMX_ERR_CONNECT;
+}
+
+void ConnManager::retry_due() {
+    uint64_t now = now_ns();
+    int in_flight = 0;
+    for (Endpoint &ep : *eps_)
+        if (ep.state == ConnState::kResolvingAddr || ep.state == ConnState::kResolvingRoute ||
+            ep.state == ConnState::kConnecting)
+            ++in_flight;
+    for (Endpoint &ep : *eps_) {
+        if (in_flight >= kMaxInFlight) break;
+        if (ep.peer <= p_.rank) continue;
+        bool start = ep.state == ConnState::kIdle || (ep.state == ConnState::kBackoff && now >= ep.retry_at_ns);
+        if (!start) continue;
+        start_connect(ep);
+        ++in_flight;
+    }
+}
+
+rdmx_status_t ConnManager::connect_all(const MeshParams &p, Device &dev, Iface &iface, std::vector<Endpoint> &eps,
+                                       const std::vector<sockaddr_in> &addrs) {
+    p_ = p;
+    dev_ = &dev;
+    iface_ = &iface;
+    eps_ = &eps;
+    addrs_ = &addrs;
+    Deadline deadline(p.timeout);
+    pollfd pfd{channel_->fd, POLLIN, 0};
+    while (!all_connected()) {
+        retry_due();
+        if (fatal_) return report_unconnected(false);
+        if (deadline.expired()) return report_unconnected(true);
+        if (poll(&pfd, 1, deadline.remaining_ms(20)) < 0 && errno != EINTR) {
+            RDMX_ERROR("cm: poll on the event channel failed: %s", strerror(errno));
+            return RDMX_ERR_INTERNAL;
+        }
+        poll_events();
+    }
+    return RDMX_OK;
+}
+
+void ConnManager::disconnect_all(double timeout) {
+    if (!channel_ || eps_ == nullptr) return;
+    finalizing_ = true;
+    for (Endpoint &ep : *eps_) {
+        if (!ep.id) continue;
+        if (ep.state == ConnState::kConnected || ep.state == ConnState::kAccepting ||
+            ep.state == ConnState::kConnecting || ep.state == ConnState::kFailed) {
+            if (vx::disconnect(ep.id.get()) == 0 && ep.state != ConnState::kFailed)
+                ep.set_state(ConnState::kDisconnecting);
+            else ep.set_state(ConnState::kClosed);
+        }
+    }
+    Deadline deadline(timeout);
+    pollfd pfd{channel_->fd, POLLIN, 0};
+    for (;;) {
+        bool waiting = false;
+        for (const Endpoint &ep : *eps_) waiting |= ep.state == ConnState::kDisconnecting;
+        if (!waiting || deadline.expired()) break;
+        (void)poll(&pfd, 1, deadline.remaining_ms(20));
+        poll_events();
+    }
+    for (const Endpoint &ep : *eps_)
+        if (ep.state == ConnState::kDisconnecting)
+            RDMX_WARN("cm: peer %d (%s) did not confirm the disconnect within %.1f s", ep.peer, ep.addr.c_str(),
+                      timeout);
+}
+
+}  // namespace rdmx

@@ -1,0 +1,95 @@
+// Connection manager: one rdma_event_channel per context, a listening id,
+// and a full mesh of RC QPs built from RDMA CM events. The lower rank
+// connects, the higher accepts; ranks travel in the connect's private_data.
+// Every event is acked exactly once (CmEvent); ids are destroyed only after
+// their events are acked.
+#pragma once
+#include <netinet/in.h>
+
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "core/wire.h"
+#include "transport/device.h"
+#include "transport/endpoint.h"
+#include "transport/iface.h"
+
+namespace rdmx {
+
+struct MeshParams {
+    int rank = 0;
+    int size = 1;
+    uint64_t job_key = 0;
+    uint32_t credits = 0;          // receive credits granted to each peer
+    uint32_t sq_depth = 128;
+    uint32_t max_inline = 0;       // requested; the QP's real value is stored back
+    uint64_t credit_base = 0;      // our credit slots (peer i writes slot i)
+    uint32_t credit_rkey = 0;
+    double timeout = 60.0;
+};
+
+class ConnManager {
+public:
+    using PeerLostFn = std::function<void(int peer, rdmx_status_t why)>;
+    using QpEventFn = std::function<void()>;
+
+    ConnManager() = default;
+    ConnManager(const ConnManager &) = delete;
+    ConnManager &operator=(const ConnManager &) = delete;
+    ~ConnManager();
+
+    // Creates the channel and the listening id bound to addr (port 0 = any).
+    rdmx_status_t listen(const sockaddr_in &addr);
+    ibv_context *verbs() const { return listen_id_ ? listen_id_->verbs : nullptr; }
+    uint8_t port_num() const { return listen_id_ ? listen_id_->port_num : 1; }
+    sockaddr_in bound_addr() const;
+    int fd() const { return channel_ ? channel_->fd : -1; }
+
+    // Connects every pair; returns when all are CONNECTED or fails by the deadline.
+    rdmx_status_t connect_all(const MeshParams &p, Device &dev, Iface &iface, std::vector<Endpoint> &eps,
+                              const std::vector<sockaddr_in> &addrs);
+    // Non-blocking: handles whatever CM events are pending (after bring-up).
+    int poll_events();
+    // Data reached a passive QP before ESTABLISHED: tell the CM (rdma_notify).
+    void notify_established(Endpoint &ep);
+    // Disconnects every endpoint and waits (bounded) for DISCONNECTED.
+    void disconnect_all(double timeout);
+
+    PeerLostFn on_peer_lost;
+    QpEventFn on_device_removal;
+    std::unordered_map<uint32_t, int> qpn_to_peer;
+
+private:
+    void dispatch(CmEvent &ev);
+    void on_addr_resolved(Endpoint &ep);
+    void on_route_resolved(Endpoint &ep);
+    void on_connect_request(CmEvent &ev);
+    void on_established(Endpoint &ep, const rdma_cm_event *ev);
+    void on_rejected(Endpoint &ep, const rdma_cm_event *ev);
+    void on_transient(Endpoint &ep, const rdma_cm_event *ev);
+    void on_disconnected(Endpoint &ep);
+    void start_connect(Endpoint &ep);
+    void backoff(Endpoint &ep, const char *why);
+    bool setup_qp(Endpoint &ep, rdma_cm_id *id);
+    void fail(Endpoint &ep, rdmx_status_t st, const char *why);
+    void reject(rdma_cm_id *id, wire::RejectReason r, const char *detail);
+    void bury(Endpoint &ep);
+    void fill_conn_param(rdma_conn_param *cp, const void *priv, uint8_t len, const rdma_conn_param *req) const;
+    bool all_connected() const;
+    rdmx_status_t report_unconnected(bool timed_out) const;
+    void retry_due();
+
+    MeshParams p_;
+    Device *dev_ = nullptr;
+    Iface *iface_ = nullptr;
+    std::vector<Endpoint> *eps_ = nullptr;
+    const std::vector<sockaddr_in> *addrs_ = nullptr;
+    bool fatal_ = false;
+    bool finalizing_ = false;
+    std::vector<rdma_cm_id *> graveyard_;  // destroyed after the current event is acked
+    EventChannelHandle channel_;
+    CmIdHandle listen_id_;
+};
+
+}  // namespace rdmx

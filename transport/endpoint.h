@@ -1,0 +1,84 @@
+// One endpoint per peer: its RC QP (on the shared CQ and SRQ), its
+// connection state machine, send-queue accounting and receive credits.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/ilist.h"
+#include "transport/handles.h"
+
+namespace rdmx {
+
+enum class ConnState : uint8_t {
+    kIdle,            // nothing started
+    kResolvingAddr,   // active: rdma_resolve_addr issued
+    kResolvingRoute,  // active: rdma_resolve_route issued
+    kConnecting,      // active: rdma_connect issued
+    kAccepting,       // passive: rdma_accept issued
+    kBackoff,         // active: a transient failure, retry at retry_at_ns
+    kConnected,       // ESTABLISHED (or COMM_EST notified)
+    kDisconnecting,   // rdma_disconnect issued
+    kClosed,          // DISCONNECTED seen, resources may go
+    kFailed,          // lost for good: requests fail with `error`
+};
+const char *conn_state_name(ConnState s);
+
+struct SqSlot {
+    int32_t bounce = -1;     // send pool buffer to release, or -1
+    uint64_t cookie = 0;     // rendezvous read to complete, or 0
+    uint32_t bytes = 0;      // bytes that read moves
+};
+
+struct Endpoint {
+    int peer = -1;
+    ConnState state = ConnState::kIdle;
+    int error = 0;                // rdmx_status_t once failed
+    std::string addr;             // peer's address, for messages
+    CmIdHandle id;
+    ibv_qp *qp = nullptr;         // owned by id
+    uint32_t qp_num = 0;
+    int attempts = 0;
+    uint64_t retry_at_ns = 0;
+    const char *last_event = "none";
+    int last_status = 0;
+
+    // Send queue: WR sequence numbers, a ring of what each WR holds.
+    uint32_t sq_depth = 0;
+    uint32_t sq_posted = 0;       // WRs posted so far
+    uint32_t sq_done = 0;         // WRs known complete
+    uint32_t unsignaled = 0;
+    std::vector<SqSlot> ring;
+    uint32_t max_rd_atomic = 1;   // negotiated initiator depth for RDMA READ
+    uint32_t reads_in_flight = 0;
+
+    // Credits: the peer may send us rx_granted - (messages received) more;
+    // we may send tx_granted - tx_consumed more.
+    uint32_t tx_consumed = 0;
+    uint32_t tx_granted = 0;
+    volatile uint64_t *credit_slot = nullptr;  // peer RDMA-WRITEs cumulative grants here
+    uint64_t remote_credit_addr = 0;
+    uint32_t remote_credit_rkey = 0;
+    uint32_t rx_granted = 0;       // cumulative grants we have made
+    uint32_t rx_granted_told = 0;  // last cumulative value the peer was told
+    uint64_t credit_word = 0;      // source of the credit RDMA WRITE (registered)
+    uint32_t tx_seq = 0;
+    uint32_t rx_seq = 0;
+
+    List pending;                  // requests waiting for credits or SQ slots
+    List reads;                    // receives with RDMA READs still to issue
+    List reads_done;               // receives whose READs are all issued
+
+    uint32_t sq_free() const { return sq_depth - (sq_posted - sq_done); }
+    uint32_t tx_credits() {
+        uint32_t slot = static_cast<uint32_t>(*credit_slot);
+        if (static_cast<int32_t>(slot - tx_granted) > 0) tx_granted = slot;
+        return tx_granted - tx_consumed;
+    }
+    void note_grant(uint32_t cumulative) {
+        if (static_cast<int32_t>(cumulative - tx_granted) > 0) tx_granted = cumulative;
+    }
+    bool usable() const { return state == ConnState::kConnected; }
+    void set_state(ConnState s);
+};
+
+}  // namespace rdmx

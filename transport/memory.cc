@@ -1,0 +1,48 @@
+#include "transport/memory.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/log.h"
+
+namespace rdmx {
+
+rdmx_status_t register_memory(ibv_pd *pd, const char *dev, void *addr, size_t len, int access, MrHandle *out) {
+    ibv_mr *mr = nullptr;
+    int e = vx::reg_mr(pd, addr, len, access, &mr);
+    if (e != 0) {
+        RDMX_ERROR("memory: ibv_reg_mr(%p, %zu bytes, access 0x%x) on %s failed: %s%s", addr, len, access, dev,
+                   strerror(e),
+                   e == ENOMEM || e == EAGAIN ? " (hint: the locked-memory limit is too low: `ulimit -l unlimited`)"
+                                              : "");
+        return RDMX_ERR_NO_MEMORY;
+    }
+    out->reset(mr);
+    return RDMX_OK;
+}
+
+Slab::~Slab() {
+    mr_.reset();
+    if (base_ != nullptr) munmap(base_, bytes_);
+}
+
+rdmx_status_t Slab::init(ibv_pd *pd, const char *dev, uint32_t count, size_t size, int access) {
+    size_ = size;
+    stride_ = (size + 63) & ~static_cast<size_t>(63);
+    count_ = count;
+    bytes_ = stride_ * count;
+    void *p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        RDMX_ERROR("memory: mmap of %zu bytes for a buffer pool failed: %s", bytes_, strerror(errno));
+        return RDMX_ERR_NO_MEMORY;
+    }
+    base_ = static_cast<char *>(p);
+    std::memset(base_, 0, bytes_);  // first touch: pages land on this thread's node
+    free_.reserve(count);
+    for (uint32_t i = count; i-- > 0;) free_.push_back(i);
+    return register_memory(pd, dev, base_, bytes_, access, &mr_);
+}
+
+}  // namespace rdmx

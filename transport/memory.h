@@ -1,0 +1,51 @@
+// Registered memory: one MR over a slab of equal buffers (receive and send
+// bounce pools), and single registrations for rendezvous buffers.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "transport/handles.h"
+#include "rdmx/rdmx.h"
+
+namespace rdmx {
+
+// Registers [addr, addr+len) with `access`; logs the verbs call, errno text,
+// device and, for ENOMEM, the `ulimit -l` hint.
+rdmx_status_t register_memory(ibv_pd *pd, const char *dev, void *addr, size_t len, int access, MrHandle *out);
+
+class Slab {
+public:
+    Slab() = default;
+    Slab(const Slab &) = delete;
+    Slab &operator=(const Slab &) = delete;
+    ~Slab();
+    // `count` buffers of `size` bytes (rounded up to 64), page aligned, on the
+    // NUMA node of the calling thread (first touch happens here).
+    rdmx_status_t init(ibv_pd *pd, const char *dev, uint32_t count, size_t size, int access);
+    char *buf(uint32_t i) const { return base_ + static_cast<size_t>(i) * stride_; }
+    uint32_t lkey() const { return mr_ ? mr_->lkey : 0; }
+    uint32_t rkey() const { return mr_ ? mr_->rkey : 0; }
+    uint32_t count() const { return count_; }
+    size_t size() const { return size_; }
+    // Free list (send pools); receive pools recycle through the SRQ instead.
+    bool get(uint32_t *idx) {
+        if (free_.empty()) return false;
+        *idx = free_.back();
+        free_.pop_back();
+        return true;
+    }
+    void put(uint32_t idx) { free_.push_back(idx); }
+    size_t free_count() const { return free_.size(); }
+
+private:
+    char *base_ = nullptr;
+    size_t bytes_ = 0;
+    size_t size_ = 0;
+    size_t stride_ = 0;
+    uint32_t count_ = 0;
+    std::vector<uint32_t> free_;
+    MrHandle mr_;  // declared after the memory it covers: deregistered first
+};
+
+}  // namespace rdmx

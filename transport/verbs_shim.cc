@@ -1,0 +1,163 @@
+#include "transport/verbs_shim.h"
+
+#include <fcntl.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+namespace rdmx::vx {
+
+namespace {
+std::mutex g_inject_mu;
+std::string g_inject_match;
+std::atomic<int> g_inject_err{0};
+
+// Normalisers for the four conventions.
+int from_ptr(const void *p) { return p != nullptr ? 0 : (errno != 0 ? errno : ENOMEM); }
+int from_ret(int r) { return r == 0 ? 0 : (r > 0 ? r : (errno != 0 ? errno : EIO)); }
+int from_minus1(int r) { return r == 0 ? 0 : (errno != 0 ? errno : EIO); }
+
+int injected(const char *name) {
+    if (g_inject_err.load(std::memory_order_relaxed) == 0) return 0;
+    std::lock_guard<std::mutex> g(g_inject_mu);
+    if (g_inject_match.empty() || std::strstr(name, g_inject_match.c_str()) == nullptr) return 0;
+    g_inject_match.clear();
+    return g_inject_err.exchange(0);
+}
+}  // namespace
+
+#define RDMX_INJECT(name)                     \
+    do {                                      \
+        if (int e_ = injected(name)) return e_; \
+    } while (0)
+
+void inject_failure(const char *fail_match, int err) {
+    std::lock_guard<std::mutex> g(g_inject_mu);
+    g_inject_match = fail_match ? fail_match : "";
+    g_inject_err.store(err);
+}
+
+int query_device(ibv_context *c, ibv_device_attr *a) { return from_ret(ibv_query_device(c, a)); }
+int query_port(ibv_context *c, uint8_t p, ibv_port_attr *a) { return from_ret(ibv_query_port(c, p, a)); }
+int query_gid(ibv_context *c, uint8_t p, int i, ibv_gid *g) { return from_minus1(ibv_query_gid(c, p, i, g)); }
+int alloc_pd(ibv_context *c, ibv_pd **out) {
+    RDMX_INJECT("ibv_alloc_pd");
+    errno = 0;
+    *out = ibv_alloc_pd(c);
+    return from_ptr(*out);
+}
+int dealloc_pd(ibv_pd *pd) { return from_ret(ibv_dealloc_pd(pd)); }
+int reg_mr(ibv_pd *pd, void *addr, size_t len, int access, ibv_mr **out) {
+    RDMX_INJECT("ibv_reg_mr");
+    errno = 0;
+    *out = ibv_reg_mr(pd, addr, len, access);
+    return from_ptr(*out);
+}
+int dereg_mr(ibv_mr *mr) { return from_ret(ibv_dereg_mr(mr)); }
+int create_comp_channel(ibv_context *c, ibv_comp_channel **out) {
+    errno = 0;
+    *out = ibv_create_comp_channel(c);
+    return from_ptr(*out);
+}
+int destroy_comp_channel(ibv_comp_channel *ch) { return from_ret(ibv_destroy_comp_channel(ch)); }
+int create_cq(ibv_context *c, int cqe, ibv_comp_channel *ch, ibv_cq **out) {
+    RDMX_INJECT("ibv_create_cq");
+    errno = 0;
+    *out = ibv_create_cq(c, cqe, nullptr, ch, 0);
+    return from_ptr(*out);
+}
+int destroy_cq(ibv_cq *cq) { return from_ret(ibv_destroy_cq(cq)); }
+int req_notify_cq(ibv_cq *cq) { return from_ret(ibv_req_notify_cq(cq, 0)); }
+int get_cq_event(ibv_comp_channel *ch, ibv_cq **cq) {
+    void *ctx = nullptr;
+    errno = 0;
+    return from_minus1(ibv_get_cq_event(ch, cq, &ctx));
+}
+void ack_cq_events(ibv_cq *cq, unsigned n) { ibv_ack_cq_events(cq, n); }
+int create_srq(ibv_pd *pd, ibv_srq_init_attr *attr, ibv_srq **out) {
+    RDMX_INJECT("ibv_create_srq");
+    errno = 0;
+    *out = ibv_create_srq(pd, attr);
+    return from_ptr(*out);
+}
+int destroy_srq(ibv_srq *srq) { return from_ret(ibv_destroy_srq(srq)); }
+int arm_srq_limit(ibv_srq *srq, unsigned limit) {
+    ibv_srq_attr a{};
+    a.srq_limit = limit;
+    return from_ret(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT));
+}
+int get_async_event(ibv_context *c, ibv_async_event *ev) {
+    errno = 0;
+    return from_minus1(ibv_get_async_event(c, ev));
+}
+void ack_async_event(ibv_async_event *ev) { ibv_ack_async_event(ev); }
+int set_nonblock(int fd) {
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) return errno;
+    return 0;
+}
+
+int create_event_channel(rdma_event_channel **out) {
+    errno = 0;
+    *out = rdma_create_event_channel();
+    return from_ptr(*out);
+}
+void destroy_event_channel(rdma_event_channel *ch) { rdma_destroy_event_channel(ch); }
+int create_id(rdma_event_channel *ch, rdma_cm_id **out, void *ctx) {
+    errno = 0;
+    return from_minus1(rdma_create_id(ch, out, ctx, RDMA_PS_TCP));
+}
+int destroy_id(rdma_cm_id *id) { return from_minus1(rdma_destroy_id(id)); }
+int bind_addr(rdma_cm_id *id, sockaddr *a) {
+    errno = 0;
+    return from_minus1(rdma_bind_addr(id, a));
+}
+int listen(rdma_cm_id *id, int backlog) {
+    errno = 0;
+    return from_minus1(rdma_listen(id, backlog));
+}
+int resolve_addr(rdma_cm_id *id, sockaddr *s, sockaddr *d, int t) {
+    RDMX_INJECT("rdma_resolve_addr");
+    errno = 0;
+    return from_minus1(rdma_resolve_addr(id, s, d, t));
+}
+int resolve_route(rdma_cm_id *id, int t) {
+    errno = 0;
+    return from_minus1(rdma_resolve_route(id, t));
+}
+int create_qp(rdma_cm_id *id, ibv_pd *pd, ibv_qp_init_attr *attr) {
+    RDMX_INJECT("rdma_create_qp");
+    errno = 0;
+    return from_minus1(rdma_create_qp(id, pd, attr));
+}
+void destroy_qp(rdma_cm_id *id) { rdma_destroy_qp(id); }
+int connect(rdma_cm_id *id, rdma_conn_param *p) {
+    errno = 0;
+    return from_minus1(rdma_connect(id, p));
+}
+int accept(rdma_cm_id *id, rdma_conn_param *p) {
+    errno = 0;
+    return from_minus1(rdma_accept(id, p));
+}
+int reject(rdma_cm_id *id, const void *priv, uint8_t len) {
+    errno = 0;
+    return from_minus1(rdma_reject(id, priv, len));
+}
+int disconnect(rdma_cm_id *id) {
+    errno = 0;
+    return from_minus1(rdma_disconnect(id));
+}
+int notify(rdma_cm_id *id, ibv_event_type ev) {
+    errno = 0;
+    return from_minus1(rdma_notify(id, ev));
+}
+int get_cm_event(rdma_event_channel *ch, rdma_cm_event **ev) {
+    errno = 0;
+    return from_minus1(rdma_get_cm_event(ch, ev));
+}
+int ack_cm_event(rdma_cm_event *ev) { return from_minus1(rdma_ack_cm_event(ev)); }
+
+}  // namespace rdmx::vx
