@@ -1,0 +1,84 @@
+// Bootstrap through an application's runtime: rdmx_config_t.allgather set to
+// MPI_Allgather. Cases:
+//   mesh     - every ordered pair exchanges a message naming its sender;
+//   missing  - the job claims one more rank than exists (its address points
+//              at a port nobody listens on): rdmx_init must fail within
+//              RDMX_CONNECT_TIMEOUT with RDMX_ERR_TIMEOUT, naming that peer.
+#include <mpi.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "harness.h"
+
+namespace {
+
+struct GatherArg {
+    bool add_ghost;
+};
+
+int mpi_allgather(const void *in, void *out, size_t len, void *arg) {
+    auto *a = static_cast<GatherArg *>(arg);
+    int rc = MPI_Allgather(in, static_cast<int>(len), MPI_BYTE, out, static_cast<int>(len), MPI_BYTE, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS) return 1;
+    if (a->add_ghost) {  // a rank that never started: rank 0's IPv4, a dead port
+        int n = 0;
+        MPI_Comm_size(MPI_COMM_WORLD, &n);
+        char *ghost = static_cast<char *>(out) + static_cast<size_t>(n) * len;
+        std::memcpy(ghost, out, len);
+        uint16_t dead_port = 1;  // the record is {u32 ipv4, u16 port, ...}
+        std::memcpy(ghost + 4, &dead_port, 2);
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    std::string which = argc > 1 ? argv[1] : "mesh";
+    rt::g_test = which.c_str();
+    int me = 0, np = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    rt::g_rank = me;
+    GatherArg ga{which == "missing"};
+    rdmx_config_t cfg;
+    rdmx_config_init(&cfg);
+    cfg.allgather = mpi_allgather;
+    cfg.allgather_arg = &ga;
+    cfg.rank = me;
+    cfg.size = ga.add_ghost ? np + 1 : np;
+    if (ga.add_ghost) cfg.connect_timeout = 8.0;
+    auto t0 = std::chrono::steady_clock::now();
+    rdmx_context_h ctx = nullptr;
+    rdmx_status_t st = rdmx_init(&cfg, &ctx);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (st == RDMX_ERR_NO_DEVICE) {
+        MPI_Finalize();
+        return 77;
+    }
+    if (ga.add_ghost) {
+        RT_CHECK(st == RDMX_ERR_TIMEOUT && ctx == nullptr, "init with a missing peer returned %d", st);
+        RT_CHECK(secs < 8.0 + 10.0, "init took %.1f s, deadline 8 s", secs);
+        if (me == 0) std::printf("bootstrap_mpi_test missing: init failed as expected in %.1f s\n", secs);
+        MPI_Finalize();
+        return 0;
+    }
+    RT_CHECK(st == RDMX_OK, "rdmx_init: %s", rdmx_strerror(st));
+    RT_CHECK(rdmx_rank(ctx) == me && rdmx_size(ctx) == np, "rank/size %d/%d", rdmx_rank(ctx), rdmx_size(ctx));
+    for (int p = 0; p < np; ++p) {
+        int got = -1;
+        rdmx_request_h r[2];
+        int to = (me + p) % np, from = (me - p + np) % np;
+        RT_OK(rdmx_irecv(ctx, &got, sizeof(got), from, 3, &r[0]));
+        RT_OK(rdmx_isend(ctx, &me, sizeof(me), to, 3, &r[1]));
+        RT_OK(rdmx_waitall(2, r, nullptr));
+        RT_CHECK(got == from, "from %d got %d", from, got);
+    }
+    RT_OK(rdmx_finalize(ctx));
+    MPI_Finalize();
+    if (me == 0) std::printf("bootstrap_mpi_test mesh: OK on %d ranks\n", np);
+    return 0;
+}
