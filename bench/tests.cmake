@@ -1,0 +1,68 @@
+# bench/tests.cmake: ctest entries for rdmx-bench and its MPI twin.
+# Included from tests/CMakeLists.txt after RdmxTestHelpers.cmake, which
+# defines rdmx_mpi_test().
+#
+# Every subcommand runs with --verify --quick on 2 and 4 ranks: once on the
+# MPI twin (label "native": shared memory / TCP loopback on any host) and
+# once on rdmx (label "verbs": needs an RDMA device, exit 77 = skip without
+# one). The --inject-corruption runs flip one received byte and must fail,
+# proving that --verify catches corruption.
+
+set(RDMX_BENCH_TEST_COMMANDS latency bw bibw mr allpairs coll connect bringup)
+
+# rdmx_bench_tests(<target> <name prefix> <label> <timeout> <allpairs flags...>)
+function(rdmx_bench_tests target prefix label timeout)
+  set(exe $<TARGET_FILE:${target}>)
+  foreach(np 2 4)
+    foreach(cmd ${RDMX_BENCH_TEST_COMMANDS})
+      set(extra)
+      if(cmd STREQUAL "allpairs" OR cmd STREQUAL "bringup")
+        set(extra ${ARGN})
+      endif()
+      rdmx_mpi_test(NAME ${prefix}_${cmd}_np${np} NP ${np}
+        COMMAND ${exe} ${cmd} --verify --quick --quiet ${extra}
+        TIMEOUT ${timeout} LABELS ${label})
+    endforeach()
+  endforeach()
+  # The same runs with one received byte flipped: --verify must fail them.
+  foreach(cmd latency bw coll allpairs)
+    rdmx_mpi_test(NAME ${prefix}_${cmd}_inject_corruption NP 2
+      COMMAND ${exe} ${cmd} --verify --quick --quiet --max-size 4K --inject-corruption
+      TIMEOUT ${timeout} LABELS ${label})
+    set_tests_properties(${prefix}_${cmd}_inject_corruption PROPERTIES WILL_FAIL TRUE)
+  endforeach()
+  # The all-pairs diagnosis, on links made slow or silent on purpose
+  # (hidden test hooks): it must name the node, the link, the silent pair.
+  set(ap ${exe} allpairs --quick --quiet --flag-fraction 0 --max-lat 20000)
+  rdmx_mpi_test(NAME ${prefix}_allpairs_diagnose_node NP 4 COMMAND ${ap} --inject-slow 2
+    TIMEOUT ${timeout} LABELS ${label})
+  rdmx_mpi_test(NAME ${prefix}_allpairs_diagnose_link NP 4 COMMAND ${ap} --inject-slow 0:1
+    TIMEOUT ${timeout} LABELS ${label})
+  rdmx_mpi_test(NAME ${prefix}_allpairs_diagnose_silent NP 4 COMMAND ${ap} --inject-silent 0:1 --pair-timeout 2
+    TIMEOUT ${timeout} LABELS ${label})
+  set_tests_properties(${prefix}_allpairs_diagnose_node PROPERTIES
+    PASS_REGULAR_EXPRESSION "Verdict: suspect node rank 2 ")
+  set_tests_properties(${prefix}_allpairs_diagnose_link PROPERTIES
+    PASS_REGULAR_EXPRESSION "Verdict: suspect link between rank 0 \\([^)]*\\) and rank 1 ")
+  set_tests_properties(${prefix}_allpairs_diagnose_silent PROPERTIES
+    PASS_REGULAR_EXPRESSION "rank 0 \\([^)]*\\) -> rank 1 \\([^)]*\\): cannot talk \\(alone\\): latency exchange: no progress")
+  # ... and fail for the right reason.
+  rdmx_mpi_test(NAME ${prefix}_inject_corruption_message NP 2
+    COMMAND ${exe} latency --verify --quick --quiet --max-size 4K --inject-corruption
+    TIMEOUT ${timeout} LABELS ${label})
+  set_tests_properties(${prefix}_inject_corruption_message PROPERTIES
+    PASS_REGULAR_EXPRESSION "VERIFY FAILED: latency message")
+endfunction()
+
+# The test ranks share a host (or a small guest) with other tests, so their
+# timings are noise: the allpairs and bringup runs check that every pair can
+# talk and that every byte arrives intact (--flag-fraction 0), not speed; the
+# diagnose tests above check the speed verdicts with delays far above noise.
+if(TARGET rdmx-bench-mpi)
+  rdmx_bench_tests(rdmx-bench-mpi bench_mpi native 300 --flag-fraction 0)
+endif()
+# Verbs: the same list on rdmx, run where an RDMA device exists (exit 77,
+# i.e. skipped, without one).
+if(TARGET rdmx-bench)
+  rdmx_bench_tests(rdmx-bench bench_rdmx verbs 600 --flag-fraction 0)
+endif()
