@@ -1,0 +1,98 @@
+// Faults under mpirun --enable-recovery. Cases:
+//   kill   - the last rank sends one message to rank 0, then SIGKILLs itself
+//            with a rendezvous send outstanding. Rank 0 still receives the
+//            message that arrived; every pending and later operation naming
+//            the dead rank completes with RDMX_ERR_PEER_LOST within the
+//            bound; wildcard receives stay usable; survivors exchange and
+//            finalize.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "harness.h"
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void survivors_exchange(rdmx_context_h ctx, int me, int alive) {
+    for (int p = 1; p < alive; ++p) {
+        int to = (me + p) % alive, from = (me - p + alive) % alive, got = -1;
+        rdmx_request_h r[2];
+        RT_OK(rdmx_irecv(ctx, &got, 4, from, 21, &r[0]));
+        RT_OK(rdmx_isend(ctx, &me, 4, to, 21, &r[1]));
+        RT_OK(rdmx_waitall(2, r, nullptr));
+        RT_CHECK(got == from, "survivor exchange: from %d got %d", from, got);
+    }
+}
+
+void t_kill(rdmx_context_h ctx, int me, int np, double bound) {
+    const int victim = np - 1;
+    static std::vector<uint8_t> big(1 << 20, 0x5a);
+    if (me == victim) {
+        int hello = 42;
+        RT_OK(rdmx_send(ctx, &hello, 4, 0, 1));
+        rdmx_request_h r;
+        RT_OK(rdmx_isend(ctx, big.data(), big.size(), 0, 2, &r));  // RTS out, never completed
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        raise(SIGKILL);
+    }
+    if (me == 0) {
+        int hello = 0;
+        RT_OK(rdmx_recv(ctx, &hello, 4, victim, 1, nullptr));
+        RT_CHECK(hello == 42, "message sent before the death was lost (%d)", hello);
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    // A receive naming the dead rank fails; a wildcard one stays posted.
+    int sink = 0;
+    rdmx_request_h dead_recv, any_recv;
+    rdmx_status_t st = rdmx_irecv(ctx, &sink, 4, victim, 3, &dead_recv);
+    RT_CHECK(st == RDMX_OK || st == RDMX_ERR_PEER_LOST, "irecv from the dead rank returned %d", st);
+    if (st == RDMX_OK) {
+        st = rdmx_wait(&dead_recv, nullptr);
+        RT_CHECK(st == RDMX_ERR_PEER_LOST, "receive from the dead rank completed with %d (%s)", st, rdmx_strerror(st));
+    }
+    RT_CHECK(since(t0) < bound, "peer loss took %.1f s (bound %.1f s)", since(t0), bound);
+    RT_OK(rdmx_irecv(ctx, &sink, 4, RDMX_ANY_SOURCE, 4, &any_recv));
+    // A later send to the dead rank fails at once or on completion.
+    rdmx_request_h s;
+    st = rdmx_isend(ctx, big.data(), 100, victim, 5, &s);
+    if (st == RDMX_OK) st = rdmx_wait(&s, nullptr);
+    RT_CHECK(st == RDMX_ERR_PEER_LOST, "send to the dead rank returned %d (%s)", st, rdmx_strerror(st));
+    // The wildcard receive is matched by a survivor.
+    int token = me;
+    if (me == 0) RT_OK(rdmx_send(ctx, &token, 4, 1 % (np - 1), 4));
+    if (me == 1 % (np - 1)) {
+        RT_OK(rdmx_wait(&any_recv, nullptr));
+        RT_CHECK(sink == 0, "wildcard receive got %d", sink);
+    } else {
+        RT_OK(rdmx_cancel(any_recv));
+        st = rdmx_wait(&any_recv, nullptr);
+        RT_CHECK(st == RDMX_ERR_CANCELED, "cancel after loss: %d", st);
+    }
+    survivors_exchange(ctx, me, np - 1);
+    std::printf("rank %d: peer loss reported in %.2f s\n", me, since(t0));
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    std::string which = argc > 1 ? argv[1] : "kill";
+    rt::g_test = which.c_str();
+    rdmx_config_t cfg;
+    rdmx_config_init(&cfg);
+    cfg.peer_timeout = 5.0;
+    rdmx_context_h ctx = rt::init_or_skip(&cfg);
+    int me = rdmx_rank(ctx), np = rdmx_size(ctx);
+    RT_CHECK(np >= 3, "needs 3 or more ranks");
+    if (which == "kill") t_kill(ctx, me, np, 30.0);
+    RT_OK(rdmx_finalize(ctx));
+    std::printf("fault %s: rank %d survived OK\n", which.c_str(), me);
+    if (me == 0) std::printf("fault %s: survivors OK\n", which.c_str());
+    return 0;
+}
