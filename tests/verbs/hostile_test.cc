@@ -1,0 +1,284 @@
+// A peer that speaks the protocol badly on purpose. The last MPI rank is the
+// forger: it takes rank N-1's slot in the bootstrap (rdmx ranks bootstrap
+// through an MPI_Allgather callback), accepts their connections with valid
+// private_data, then
+//   1. sends connect requests to rank 1 with forged private_data (bad magic,
+//      bad version, wrong job key, short data, rank out of range, wrong
+//      direction, duplicate rank) and checks each is refused with its reason;
+//   2. sends rdmx rank i one malformed message (bad version, unknown type,
+//      eager length mismatch, sequence gap, FIN for a transfer never offered,
+//      RTS with a zero-length descriptor, negative tag): rank i must see its
+//      connection to the forger closed (RDMX_ERR_PROTOCOL) and nothing else.
+// The rdmx ranks then exchange among themselves, undisturbed, and finalize.
+#include <mpi.h>
+
+#include <arpa/inet.h>
+#include <poll.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/wire.h"
+#include "harness.h"
+#include "transport/device.h"
+
+namespace {
+
+using namespace rdmx;
+namespace w = rdmx::wire;
+
+struct BootRecord {  // mirrors the bootstrap record rdmx publishes
+    uint32_t ip;
+    uint16_t port;
+    uint16_t version;
+    uint64_t key;
+};
+
+int gather(const void *in, void *out, size_t len, void *) {
+    return MPI_Allgather(in, static_cast<int>(len), MPI_BYTE, out, static_cast<int>(len), MPI_BYTE, MPI_COMM_WORLD);
+}
+
+constexpr int kCases = 7;
+
+// ---- forger ------------------------------------------------------------------
+struct Forger {
+    rdma_event_channel *ch = nullptr;
+    rdma_cm_id *listen_id = nullptr;
+    ibv_pd *pd = nullptr;
+    ibv_cq *cq = nullptr;
+    std::vector<rdma_cm_id *> conns;   // by rdmx rank
+    std::vector<char> buf = std::vector<char>(4096);
+    ibv_mr *mr = nullptr;
+    uint64_t key = 0;
+    int me = 0;
+
+    rdma_cm_event *next_event(int timeout_ms) {
+        pollfd p{ch->fd, POLLIN, 0};
+        if (poll(&p, 1, timeout_ms) <= 0) return nullptr;
+        rdma_cm_event *ev = nullptr;
+        return rdma_get_cm_event(ch, &ev) == 0 ? ev : nullptr;
+    }
+    void make_qp(rdma_cm_id *id) {
+        if (pd == nullptr) {
+            pd = ibv_alloc_pd(id->verbs);
+            cq = ibv_create_cq(id->verbs, 256, nullptr, nullptr, 0);
+            mr = ibv_reg_mr(pd, buf.data(), buf.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+            RT_CHECK(pd && cq && mr, "forger: verbs set-up failed");
+        }
+        ibv_qp_init_attr qa{};
+        qa.send_cq = qa.recv_cq = cq;
+        qa.qp_type = IBV_QPT_RC;
+        qa.cap.max_send_wr = qa.cap.max_recv_wr = 16;
+        qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+        RT_CHECK(rdma_create_qp(id, pd, &qa) == 0, "forger: rdma_create_qp: %s", strerror(errno));
+    }
+    void accept_all(int nrdmx) {
+        conns.assign(static_cast<size_t>(nrdmx), nullptr);
+        int established = 0;
+        while (established < nrdmx) {
+            rdma_cm_event *ev = next_event(60000);
+            RT_CHECK(ev != nullptr, "forger: no CM event while accepting");
+            if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+                w::ConnectPriv cp{};
+                RT_CHECK(w::decode_connect(ev->param.conn.private_data, ev->param.conn.private_data_len, &cp) ==
+                             w::DecodeError::kOk, "forger: bad connect private data");
+                make_qp(ev->id);
+                conns[cp.src_rank] = ev->id;
+                w::AcceptPriv ap{w::kMagic, w::kVersion, sizeof(ap), key, static_cast<uint32_t>(me), 64,
+                                 reinterpret_cast<uint64_t>(buf.data()), mr->rkey, 0};
+                rdma_conn_param p{};
+                p.private_data = &ap;
+                p.private_data_len = sizeof(ap);
+                p.responder_resources = p.initiator_depth = 1;
+                p.rnr_retry_count = 7;
+                RT_CHECK(rdma_accept(ev->id, &p) == 0, "forger: rdma_accept: %s", strerror(errno));
+            } else if (ev->event == RDMA_CM_EVENT_ESTABLISHED) {
+                ++established;
+            }
+            rdma_ack_cm_event(ev);
+        }
+    }
+    // One forged connect request; returns the reject reason (or -1).
+    int forge(const sockaddr_in &target, const void *priv, uint8_t len) {
+        rdma_cm_id *id = nullptr;
+        RT_CHECK(rdma_create_id(ch, &id, nullptr, RDMA_PS_TCP) == 0, "forger: rdma_create_id");
+        sockaddr_in dst = target;
+        rdma_resolve_addr(id, nullptr, reinterpret_cast<sockaddr *>(&dst), 2000);
+        int reason = -1;
+        for (;;) {
+            rdma_cm_event *ev = next_event(20000);
+            RT_CHECK(ev != nullptr, "forger: no CM event for a forged request");
+            bool own = ev->id == id;
+            rdma_cm_event_type t = ev->event;
+            if (own && t == RDMA_CM_EVENT_ADDR_RESOLVED) {
+                rdma_resolve_route(id, 2000);
+            } else if (own && t == RDMA_CM_EVENT_ROUTE_RESOLVED) {
+                make_qp(id);
+                rdma_conn_param p{};
+                p.private_data = priv;
+                p.private_data_len = len;
+                p.responder_resources = p.initiator_depth = 1;
+                RT_CHECK(rdma_connect(id, &p) == 0, "forger: rdma_connect");
+            } else if (own && t == RDMA_CM_EVENT_REJECTED) {
+                w::RejectPriv rp{};
+                if (w::decode_reject(ev->param.conn.private_data, ev->param.conn.private_data_len, &rp) ==
+                    w::DecodeError::kOk)
+                    reason = rp.reason;
+                rdma_ack_cm_event(ev);
+                break;
+            } else if (own) {
+                RT_CHECK(false, "forger: forged request got %s instead of REJECTED", rdma_event_str(t));
+            }
+            rdma_ack_cm_event(ev);
+        }
+        if (id->qp) rdma_destroy_qp(id);
+        rdma_destroy_id(id);
+        return reason;
+    }
+    void send_raw(int rank, const void *msg, size_t len) {
+        std::memcpy(buf.data(), msg, len);
+        ibv_sge sge{reinterpret_cast<uint64_t>(buf.data()), static_cast<uint32_t>(len), mr->lkey};
+        ibv_send_wr wr{}, *bad = nullptr;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_SEND;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        RT_CHECK(ibv_post_send(conns[static_cast<size_t>(rank)]->qp, &wr, &bad) == 0, "forger: post_send");
+        ibv_wc wc;
+        int n = 0;
+        for (int spins = 0; n == 0 && spins < 100000000; ++spins) n = ibv_poll_cq(cq, 1, &wc);
+        RT_CHECK(n == 1 && wc.status == IBV_WC_SUCCESS, "forger: send to rank %d: %s", rank,
+                 n == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+    }
+};
+
+void malformed(int c, std::vector<char> *out) {
+    w::MsgHdr h{w::kVersion, static_cast<uint8_t>(w::MsgType::kEager), 0, 0, 5, 0, 0, 4, 0};
+    std::vector<char> body(4, 'x');
+    switch (c % kCases) {
+    case 0: h.version = 9; break;                                       // bad version
+    case 1: h.type = 77; break;                                         // unknown type
+    case 2: h.length = 4000; break;                                     // length mismatch
+    case 3: h.seq = 5; break;                                           // sequence gap
+    case 4: h.type = static_cast<uint8_t>(w::MsgType::kFin); h.cookie = 0xdead; body.assign(8, 0); h.length = 0; break;
+    case 5: {                                                           // RTS, zero length, foreign rkey
+        h.type = static_cast<uint8_t>(w::MsgType::kRts);
+        h.length = 0;
+        w::RndvDesc d{0x1000, 0, 0x1234, 0};
+        body.assign(reinterpret_cast<char *>(&d), reinterpret_cast<char *>(&d) + sizeof(d));
+        break;
+    }
+    case 6: h.tag = -7; break;                                          // negative tag
+    }
+    out->assign(reinterpret_cast<char *>(&h), reinterpret_cast<char *>(&h) + sizeof(h));
+    out->insert(out->end(), body.begin(), body.end());
+}
+
+int run_forger(int me, int np) {
+    Forger f;
+    f.me = me;
+    Config cfg;
+    RT_CHECK(cfg.load(nullptr) == RDMX_OK, "config");
+    DeviceChoice dc;
+    if (select_device(cfg, 0, &dc) != RDMX_OK) {
+        std::vector<BootRecord> all(static_cast<size_t>(np));
+        BootRecord none{};
+        gather(&none, all.data(), sizeof(none), nullptr);
+        return 77;
+    }
+    RT_CHECK((f.ch = rdma_create_event_channel()) != nullptr, "forger: channel");
+    RT_CHECK(rdma_create_id(f.ch, &f.listen_id, nullptr, RDMA_PS_TCP) == 0, "forger: id");
+    RT_CHECK(rdma_bind_addr(f.listen_id, reinterpret_cast<sockaddr *>(&dc.addr)) == 0, "forger: bind");
+    RT_CHECK(rdma_listen(f.listen_id, 16) == 0, "forger: listen");
+    BootRecord mine{dc.addr.sin_addr.s_addr, ntohs(rdma_get_src_port(f.listen_id)), w::kVersion, 1};
+    std::vector<BootRecord> all(static_cast<size_t>(np));
+    gather(&mine, all.data(), sizeof(mine), nullptr);
+    f.key = all[0].key;
+    f.accept_all(np - 1);
+    MPI_Barrier(MPI_COMM_WORLD);  // the mesh is up
+    sockaddr_in r1{};
+    r1.sin_family = AF_INET;
+    r1.sin_addr.s_addr = all[1].ip;
+    r1.sin_port = htons(all[1].port);
+    using R = w::RejectReason;
+    struct Case { const char *name; w::ConnectPriv cp; uint8_t len; R want; };
+    auto base = [&](uint32_t src) {
+        return w::ConnectPriv{w::kMagic, w::kVersion, sizeof(w::ConnectPriv), f.key, src, 1, 0, 0, 8};
+    };
+    std::vector<Case> cases = {{"bad magic", base(0), 40, R::kBadMagic}, {"bad version", base(0), 40, R::kBadVersion},
+                               {"wrong job key", base(0), 40, R::kBadJobKey}, {"short data", base(0), 6, R::kShortData},
+                               {"rank out of range", base(99), 40, R::kRankOutOfRange},
+                               {"wrong direction", base(static_cast<uint32_t>(np - 2)), 40, R::kWrongDirection},
+                               {"duplicate rank", base(0), 40, R::kDuplicateRank}};
+    cases[0].cp.magic = 0x12345678;
+    cases[1].cp.version = 99;
+    cases[2].cp.job_key ^= 1;
+    int bad = 0;
+    for (auto &c : cases) {
+        int got = f.forge(r1, &c.cp, c.len);
+        bool ok = got == static_cast<int>(c.want);
+        bad += !ok;
+        std::printf("forger: %-18s -> %s (%s)\n", c.name, ok ? "refused as expected" : "WRONG",
+                    got < 0 ? "no rdmx reason" : w::reject_reason_name(static_cast<R>(got)));
+    }
+    for (int r = 0; r < np - 1; ++r) {
+        std::vector<char> msg;
+        malformed(r, &msg);
+        f.send_raw(r, msg.data(), msg.size());
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // rdmx ranks checked their side
+    return bad;
+}
+
+int run_rdmx(int me, int np) {
+    rdmx_config_t cfg;
+    rdmx_config_init(&cfg);
+    cfg.allgather = gather;
+    cfg.rank = me;
+    cfg.size = np;
+    rdmx_context_h ctx = nullptr;
+    rdmx_status_t st = rdmx_init(&cfg, &ctx);
+    if (st == RDMX_ERR_NO_DEVICE) return 77;
+    RT_CHECK(st == RDMX_OK, "rdmx_init: %s", rdmx_strerror(st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    const int forger = np - 1;
+    char sink[64];
+    rdmx_request_h r;
+    st = rdmx_irecv(ctx, sink, sizeof(sink), forger, 5, &r);
+    if (st == RDMX_OK) st = rdmx_wait(&r, nullptr);
+    RT_CHECK(st == RDMX_ERR_PROTOCOL, "case %d: receive from the forger ended with %d (%s)", me % kCases, st,
+             rdmx_strerror(st));
+    const int n = np - 1;  // the rdmx ranks, undisturbed
+    for (int p = 1; p < n; ++p) {
+        int to = (me + p) % n, from = (me - p + n) % n, got = -1;
+        rdmx_request_h q[2];
+        RT_OK(rdmx_irecv(ctx, &got, 4, from, 9, &q[0]));
+        RT_OK(rdmx_isend(ctx, &me, 4, to, 9, &q[1]));
+        RT_OK(rdmx_waitall(2, q, nullptr));
+        RT_CHECK(got == from, "after the attack: from %d got %d", from, got);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    RT_OK(rdmx_finalize(ctx));
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int me = 0, np = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    rt::g_rank = me;
+    rt::g_test = "hostile";
+    RT_CHECK(np >= 3, "needs at least 3 processes");
+    int rc = me == np - 1 ? run_forger(me, np) : run_rdmx(me, np);
+    int worst = 0;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    if (worst == 77) return 77;
+    if (me == 0 && worst == 0) std::printf("hostile: every forged request refused, every malformed message closed its connection, job undisturbed\n");
+    return worst == 0 ? 0 : 1;
+}
