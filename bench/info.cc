@@ -1,0 +1,181 @@
+// rdmx-info: what rdmx would use on this node and why: devices and ports,
+// the limits rdmx relies on, where the progress thread would run, the
+// effective configuration with each value's source, and the protocol table.
+// `rdmx-info --json` prints the same as one JSON object.
+#include <arpa/inet.h>
+#include <infiniband/verbs.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/placement.h"
+#include "core/wire.h"
+#include "protocols/placement_glue.h"
+#include "transport/device.h"
+
+namespace {
+
+struct Out {
+    bool json = false;
+    bool first = true;
+    std::string buf;
+    void kv(const char *k, const std::string &v, bool quote = true) {
+        if (json) {
+            buf += (first ? "" : ",") + std::string("\"") + k + "\":" + (quote ? "\"" + v + "\"" : v);
+            first = false;
+        } else {
+            std::printf("  %-24s %s\n", k, v.c_str());
+        }
+    }
+    void open(const char *k, char br) {
+        if (json) {
+            buf += (first ? "" : ",") + std::string(k[0] ? std::string("\"") + k + "\":" : "") + br;
+            first = true;
+        } else if (k[0]) {
+            std::printf("\n%s\n", k);
+        }
+    }
+    void close(char br) {
+        if (json) {
+            buf += br;
+            first = false;
+        }
+    }
+};
+
+const char *mtu_str(ibv_mtu m) {
+    switch (m) {
+    case IBV_MTU_256: return "256";
+    case IBV_MTU_512: return "512";
+    case IBV_MTU_1024: return "1024";
+    case IBV_MTU_2048: return "2048";
+    case IBV_MTU_4096: return "4096";
+    }
+    return "?";
+}
+
+std::string gid_str(const ibv_gid &g) {
+    char s[INET6_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET6, g.raw, s, sizeof(s));
+    return s;
+}
+
+void port_info(Out &o, ibv_context *ctx, int p) {
+    ibv_port_attr pa{};
+    if (ibv_query_port(ctx, static_cast<uint8_t>(p), &pa) != 0) return;
+    o.open("", '{');
+    o.kv("port", std::to_string(p), false);
+    o.kv("state", ibv_port_state_str(pa.state));
+    o.kv("link_layer", pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)" : "InfiniBand");
+    o.kv("active_mtu", mtu_str(pa.active_mtu));
+    o.kv("max_msg_sz", std::to_string(pa.max_msg_sz), false);
+    o.open("gids", '[');
+    for (int i = 0; i < pa.gid_tbl_len && i < 16; ++i) {
+        ibv_gid g;
+        if (ibv_query_gid(ctx, static_cast<uint8_t>(p), i, &g) != 0) continue;
+        static const uint8_t zero[16] = {};
+        if (std::memcmp(g.raw, zero, 16) == 0) continue;
+        if (o.json) o.buf += (o.first ? "\"" : ",\"") + gid_str(g) + "\"", o.first = false;
+        else std::printf("  gid[%d]                  %s\n", i, gid_str(g).c_str());
+    }
+    o.close(']');
+    o.close('}');
+}
+
+void device_info(Out &o, ibv_device *dev) {
+    ibv_context *ctx = ibv_open_device(dev);
+    if (ctx == nullptr) return;
+    ibv_device_attr a{};
+    if (ibv_query_device(ctx, &a) == 0) {
+        o.open("", '{');
+        if (!o.json) std::printf("\ndevice %s\n", ibv_get_device_name(dev));
+        o.kv("name", ibv_get_device_name(dev));
+        o.kv("max_qp", std::to_string(a.max_qp), false);
+        o.kv("max_qp_wr", std::to_string(a.max_qp_wr), false);
+        o.kv("max_srq_wr", std::to_string(a.max_srq_wr), false);
+        o.kv("max_cqe", std::to_string(a.max_cqe), false);
+        o.kv("max_mr", std::to_string(a.max_mr), false);
+        o.kv("max_qp_rd_atom", std::to_string(a.max_qp_rd_atom), false);
+        o.kv("max_qp_init_rd_atom", std::to_string(a.max_qp_init_rd_atom), false);
+        o.kv("numa_node", std::to_string(rdmx::device_numa_node(ibv_get_device_name(dev))), false);
+        o.kv("progress_thread", rdmx::describe_progress_placement(ibv_get_device_name(dev)));
+        o.open("ports", '[');
+        for (int p = 1; p <= a.phys_port_cnt; ++p) port_info(o, ctx, p);
+        o.close(']');
+        o.close('}');
+    }
+    ibv_close_device(ctx);
+}
+
+void protocol_table(Out &o, const rdmx::Config &c) {
+    const size_t hdr = sizeof(rdmx::wire::MsgHdr);
+    o.open("protocols", '[');
+    struct Row { std::string range, proto; };
+    // max_inline is known only once a QP exists; rdmx asks for 256 bytes.
+    std::vector<Row> rows = {
+        {"0 .. " + std::to_string(256 - hdr), "eager, inline in the SEND (no copy, no registration)"},
+        {std::to_string(256 - hdr + 1) + " .. " + std::to_string(c.eager_limit), "eager, copied into a registered bounce buffer"},
+        {std::to_string(c.rndv_thresh) + " ..", "rendezvous get: RDMA READ into the user buffer, chunks <= min(max_msg_sz, 4 MiB)"}};
+    for (auto &r : rows) {
+        if (!o.json) {
+            std::printf("  %-24s %s\n", r.range.c_str(), r.proto.c_str());
+            continue;
+        }
+        o.open("", '{');
+        o.kv("bytes", r.range);
+        o.kv("protocol", r.proto);
+        o.close('}');
+    }
+    o.close(']');
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Out o;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--json") == 0) o.json = true;
+        else {
+            std::printf("usage: rdmx-info [--json]\n");
+            return std::strcmp(argv[i], "--help") == 0 ? 0 : 2;
+        }
+    }
+    rdmx::Config cfg;
+    if (cfg.load(nullptr) != RDMX_OK) return 1;
+    o.open("", '{');
+    if (!o.json) std::printf("rdmx %d.%d.%d\n", RDMX_VERSION_MAJOR, RDMX_VERSION_MINOR, RDMX_VERSION_PATCH);
+    int n = 0;
+    ibv_device **list = ibv_get_device_list(&n);
+    o.open("devices", '[');
+    if (n == 0 && !o.json) std::printf("  (no RDMA devices: is the driver (rdma_rxe, mlx5_ib, ...) loaded?)\n");
+    for (int d = 0; d < n; ++d) device_info(o, list[d]);
+    o.close(']');
+    if (list) ibv_free_device_list(list);
+    rdmx::DeviceChoice choice;
+    bool chosen = n > 0 && rdmx::select_device(cfg, 0, &choice) == RDMX_OK;
+    o.open("selected", '{');
+    o.kv("device", chosen ? choice.name + ":" + std::to_string(choice.port) : "none");
+    o.kv("address", chosen ? rdmx::sockaddr_str(choice.addr) : "none");
+    o.close('}');
+    o.open("config", '[');
+    if (!o.json) std::printf("  %-24s %-14s %s\n", "variable", "value", "source");
+    for (const auto &e : cfg.entries) {
+        if (!o.json) {
+            std::printf("  %-24s %-14s %s\n", e.env, e.value.c_str(), rdmx::config_source_name(e.source));
+            continue;
+        }
+        o.open("", '{');
+        o.kv("name", e.env);
+        o.kv("value", e.value);
+        o.kv("source", rdmx::config_source_name(e.source));
+        o.close('}');
+    }
+    o.close(']');
+    protocol_table(o, cfg);
+    o.close('}');
+    if (o.json) std::printf("%s\n", o.buf.c_str());
+    return 0;
+}
