@@ -64,6 +64,51 @@ void t_sizes(size_t max) {
     }
 }
 
+// Rendezvous boundaries, both directions at once, wildcards mixed in.
+void t_rndv() {
+    const int to = (me + 1) % np, from = (me + np - 1) % np;
+    const size_t t = 8193, m = 8u << 20;
+    const size_t sizes[] = {t - 1, t, t + 1, m - 1, m, m + 1, 64u << 20};
+    int k = 0;
+    for (size_t len : sizes) {
+        int tag = 40 + k;
+        std::vector<uint8_t> out(len), in(len + 1, 0xEE);
+        rt::fill(out, me, tag);
+        rdmx_request_h r[2];
+        RT_OK(rdmx_irecv(ctx, in.data(), len, (k++ % 2) ? RDMX_ANY_SOURCE : from, tag, &r[0]));
+        RT_OK(rdmx_isend(ctx, out.data(), len, to, tag, &r[1]));
+        rdmx_msg_info_t info[2];
+        RT_OK(rdmx_waitall(2, r, info));
+        RT_CHECK(info[0].source == from && info[0].length == len, "len %zu: src %d len %zu", len, info[0].source,
+                 info[0].length);
+        size_t bad = rt::verify(in.data(), len, from, tag, len);
+        RT_CHECK(bad == SIZE_MAX, "len %zu: byte %zu wrong", len, bad);
+        RT_CHECK(in[len] == 0xEE, "len %zu: wrote past the buffer", len);
+    }
+}
+
+// Eager then rendezvous then eager from one sender: matched in send order.
+void t_mixed_order() {
+    const int to = (me + 1) % np, from = (me + np - 1) % np;
+    std::vector<uint8_t> a(100), b(100000), c(10);
+    rt::fill(a, me, 1);
+    rt::fill(b, me, 2);
+    rt::fill(c, me, 3);
+    rdmx_request_h s[3];
+    RT_OK(rdmx_isend(ctx, a.data(), a.size(), to, 8, &s[0]));
+    RT_OK(rdmx_isend(ctx, b.data(), b.size(), to, 8, &s[1]));
+    RT_OK(rdmx_isend(ctx, c.data(), c.size(), to, 8, &s[2]));
+    std::vector<uint8_t> in(100000);
+    const size_t want[3] = {100, 100000, 10};
+    for (int i = 0; i < 3; ++i) {
+        rdmx_msg_info_t info;
+        RT_OK(rdmx_recv(ctx, in.data(), in.size(), RDMX_ANY_SOURCE, 8, &info));
+        RT_CHECK(info.length == want[i], "message %d has length %zu, expected %zu", i, info.length, want[i]);
+        RT_CHECK(rt::verify(in.data(), info.length, from, i + 1, info.length) == SIZE_MAX, "message %d corrupt", i);
+    }
+    RT_OK(rdmx_waitall(3, s, nullptr));
+}
+
 // Non-overtaking: many messages with one tag, received with wildcards.
 void t_order(int count) {
     const int to = (me + 1) % np, from = (me + np - 1) % np;
@@ -198,6 +243,8 @@ int main(int argc, char **argv) {
         if (which == "mesh") t_mesh();
         else if (which == "sizes") t_sizes(argc > 3 ? std::strtoul(argv[3], nullptr, 0) : 64 * 1024);
         else if (which == "order") t_order(2000);
+        else if (which == "rndv") t_rndv();
+        else if (which == "mixed_order") t_mixed_order();
         else if (which == "truncate") { t_truncate(100); t_truncate(200000); }
         else if (which == "probe") { t_probe(64); t_probe(100000); }
         else if (which == "cancel") t_cancel();
