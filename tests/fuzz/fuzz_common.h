@@ -1,0 +1,37 @@
+// Shared by the libFuzzer targets and the corpus replay. Each target is a
+// function that runs one input through its decoders, checks invariants that
+// must hold for any bytes (aborting on a violation, which both libFuzzer and
+// the replay report), and returns which decoders accepted the input.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
+namespace rdmx_fuzz {
+
+// Acceptance bits; seed file names spell them as letters (see replay_main.cc).
+enum : unsigned {
+    kConnect = 1u << 0,  // 'c' decode_connect
+    kAccept = 1u << 1,   // 'a' decode_accept
+    kReject = 1u << 2,   // 'r' decode_reject
+    kMsg = 1u << 3,      // 'm' decode_msg
+    kRts = 1u << 4,      // 'R' decode_rts (after decode_msg accepted an RTS)
+    kFin = 1u << 5,      // 'F' decode_fin (after decode_msg accepted a FIN)
+};
+
+unsigned connect_priv(const uint8_t *data, size_t size);
+unsigned msg_hdr(const uint8_t *data, size_t size);
+unsigned rndv_desc(const uint8_t *data, size_t size);
+
+[[noreturn]] inline void violation(const char *target, const char *what, int line) {
+    std::fprintf(stderr, "%s: invariant violated at line %d: %s\n", target, line, what);
+    std::abort();
+}
+
+}  // namespace rdmx_fuzz
+
+#define RDMX_FUZZ_CHECK(cond)                                                     \
+    do {                                                                          \
+        if (!(cond)) ::rdmx_fuzz::violation(kTarget, #cond, __LINE__);            \
+    } while (0)
