@@ -18,11 +18,12 @@ const char *config_source_name(ConfigSource s) {
 }
 
 bool parse_size(const char *s, size_t *out) {
-    if (s == nullptr || *s == '\0') return false;
+    // strtoull would skip blanks and accept a sign: only digits may start.
+    if (s == nullptr || *s < '0' || *s > '9') return false;
     errno = 0;
     char *end = nullptr;
     unsigned long long v = std::strtoull(s, &end, 10);
-    if (errno != 0 || end == s || *s == '-') return false;
+    if (errno != 0 || end == s) return false;
     unsigned shift = 0;
     switch (*end) {
     case '\0': break;

@@ -1,5 +1,6 @@
 // The public C API: argument checks (a log line naming the argument), then
 // the engine under the context lock. No exception crosses this boundary.
+#include <cstring>
 #include <new>
 
 #include "core/log.h"
@@ -38,11 +39,20 @@ rdmx_status_t check_ctx(const char *fn, rdmx_context_h ctx) {
     return RDMX_OK;
 }
 
-rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len,
+// An enum argument from C may hold any int: read its bytes, never the enum.
+template <typename E>
+int raw_enum(const E &e) {
+    static_assert(sizeof(E) == sizeof(int));
+    int v;
+    std::memcpy(&v, &e, sizeof(v));
+    return v;
+}
+
+rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, int space, const void *buf, size_t len,
                         int peer, bool any_ok, int tag, const void *req_p) {
     if (rdmx_status_t st = check_ctx(fn, ctx)) return st;
     if (buf == nullptr && len != 0) RDMX_BAD_ARG("%s: buf is NULL with len %zu", fn, len);
-    if (static_cast<unsigned>(space) >= rdmx::kNumSpaces) RDMX_BAD_ARG("%s: tag space %d unknown", fn, space);
+    if (space < 0 || static_cast<unsigned>(space) >= rdmx::kNumSpaces) RDMX_BAD_ARG("%s: tag space %d unknown", fn, space);
     if (peer >= ctx->size || peer < (any_ok ? RDMX_ANY_SOURCE : 0))
         RDMX_BAD_ARG("%s: rank %d out of range [0, %d)%s", fn, peer, ctx->size, any_ok ? " or RDMX_ANY_SOURCE" : "");
     if (tag < (any_ok ? RDMX_ANY_TAG : 0)) RDMX_BAD_ARG("%s: tag %d is negative%s", fn, tag, any_ok ? " (and not RDMX_ANY_TAG)" : "");
@@ -50,7 +60,7 @@ rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, rdmx_tagspace_t spac
     return RDMX_OK;
 }
 
-rdmx_status_t do_isend(rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len, int dest, int tag,
+rdmx_status_t do_isend(rdmx_context_h ctx, int space, const void *buf, size_t len, int dest, int tag,
                        rdmx_request_h *req_p) {
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
     rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kSend);
@@ -64,7 +74,7 @@ rdmx_status_t do_isend(rdmx_context_h ctx, rdmx_tagspace_t space, const void *bu
     return rdmx::start_send(ctx, r);
 }
 
-rdmx_status_t do_irecv(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len, int source, int tag,
+rdmx_status_t do_irecv(rdmx_context_h ctx, int space, void *buf, size_t len, int source, int tag,
                        rdmx_request_h *req_p) {
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
     rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kRecv);
@@ -129,15 +139,17 @@ int rdmx_size(rdmx_context_h ctx) { return ctx != nullptr && !ctx->finalized.loa
 rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len, int dest,
                             int tag, rdmx_request_h *req_p) {
     if (req_p != nullptr) *req_p = nullptr;
-    if (rdmx_status_t st = check_p2p("rdmx_isend", ctx, space, buf, len, dest, false, tag, req_p)) return st;
-    return guarded("rdmx_isend", [&] { return do_isend(ctx, space, buf, len, dest, tag, req_p); });
+    const int sp = raw_enum(space);
+    if (rdmx_status_t st = check_p2p("rdmx_isend", ctx, sp, buf, len, dest, false, tag, req_p)) return st;
+    return guarded("rdmx_isend", [&] { return do_isend(ctx, sp, buf, len, dest, tag, req_p); });
 }
 
 rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len, int source, int tag,
                             rdmx_request_h *req_p) {
     if (req_p != nullptr) *req_p = nullptr;
-    if (rdmx_status_t st = check_p2p("rdmx_irecv", ctx, space, buf, len, source, true, tag, req_p)) return st;
-    return guarded("rdmx_irecv", [&] { return do_irecv(ctx, space, buf, len, source, tag, req_p); });
+    const int sp = raw_enum(space);
+    if (rdmx_status_t st = check_p2p("rdmx_irecv", ctx, sp, buf, len, source, true, tag, req_p)) return st;
+    return guarded("rdmx_irecv", [&] { return do_irecv(ctx, sp, buf, len, source, tag, req_p); });
 }
 
 rdmx_status_t rdmx_isend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p) {

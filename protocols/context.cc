@@ -133,7 +133,7 @@ rdmx_status_t context_init(Ctx *c, const rdmx_config_t *cfg) {
         c->eps[0].peer = 0;
         c->eps[0].state = ConnState::kConnected;
     }
-    start_progress_thread(c);
+    if (c->transport) start_progress_thread(c);  // a job of one has nothing to poll
     return RDMX_OK;
 }
 
@@ -178,6 +178,20 @@ void drain(Ctx *c, double timeout) {
     }
 }
 
+// Requests still pending at finalize are an application error (as in MPI):
+// complete what is posted with RDMX_ERR_CANCELED so no thread waits forever,
+// and say so; their handles die with the context.
+void cancel_leftovers(Ctx *c) {
+    std::lock_guard<SpinLock> g(c->lock);
+    c->matcher.for_each_posted([&](PostedEntry *pe) {
+        c->matcher.cancel(pe);
+        req_complete(c, static_cast<rdmx_request *>(pe), RDMX_ERR_CANCELED);
+    });
+    if (c->live_reqs != 0)
+        RDMX_WARN("finalize: %zu request handle(s) were never completed with rdmx_test/rdmx_wait; they are "
+                  "invalid from now on", c->live_reqs);
+}
+
 }  // namespace
 
 rdmx_status_t context_finalize(Ctx *c) {
@@ -188,6 +202,7 @@ rdmx_status_t context_finalize(Ctx *c) {
     } else {
         stop_progress_thread(c);
     }
+    cancel_leftovers(c);
     return RDMX_OK;
 }
 

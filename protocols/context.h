@@ -72,6 +72,7 @@ struct rdmx_context {
     size_t held_bufs = 0;
     std::vector<int> stalled;             // peers with queued sends
     rdmx_request *free_reqs = nullptr;
+    size_t live_reqs = 0;                 // handles not yet freed by test/wait
     std::vector<std::unique_ptr<rdmx_request[]>> req_chunks;
     unsigned poll_calls = 0;
 

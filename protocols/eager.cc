@@ -23,6 +23,7 @@ rdmx_request *req_alloc(Ctx *c, ReqKind kind) {
     }
     rdmx_request *r = c->free_reqs;
     c->free_reqs = r->pool_next;
+    ++c->live_reqs;
     r->pool_next = nullptr;
     r->ctx = c;
     r->kind = kind;
@@ -38,6 +39,7 @@ rdmx_request *req_alloc(Ctx *c, ReqKind kind) {
 }
 
 void req_free(Ctx *c, rdmx_request *r) {
+    --c->live_reqs;
     r->mr.reset();
     r->pool_next = c->free_reqs;
     c->free_reqs = r;

@@ -3,6 +3,9 @@
 # Verbs tests get the "verbs" label: they need an RDMA device (the Soft-RoCE
 # guest provides one) and are skipped (ctest exit 77 -> SKIP) without one.
 set(RDMX_MPIRUN ${MPIEXEC_EXECUTABLE})
+# Sanitizer runtimes read these; harmless in other builds.
+set(RDMX_SAN_ENV "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/sanitizers/lsan.supp:print_suppressions=0"
+    "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 set(RDMX_MPIRUN_FLAGS --oversubscribe --bind-to none --mca btl self,tcp --mca pml ob1
     --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
 function(rdmx_mpi_test)
@@ -12,5 +15,5 @@ function(rdmx_mpi_test)
   endif()
   add_test(NAME ${T_NAME} COMMAND ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS} -np ${T_NP} ${T_COMMAND})
   set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77
-    LABELS "${T_LABELS}" ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;${T_ENV}")
+    LABELS "${T_LABELS}" ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;${RDMX_SAN_ENV};${T_ENV}")
 endfunction()

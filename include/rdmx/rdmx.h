@@ -14,7 +14,9 @@
  *    rdmx_finalize, which must not race with other calls on that context.
  *  - Sizes are in bytes, ranks are 0..size-1, user tags are 0..INT32_MAX.
  *  - No C++ exception ever crosses this API.
- *  - Every wait that depends on a peer has a deadline (RDMX_PEER_TIMEOUT).
+ *  - No wait hangs on a lost peer: a peer's exit, disconnect or QP failure
+ *    completes every operation naming it with RDMX_ERR_PEER_LOST; bring-up
+ *    and finalize have deadlines (RDMX_CONNECT_TIMEOUT, RDMX_PEER_TIMEOUT).
  */
 #ifndef RDMX_RDMX_H
 #define RDMX_RDMX_H
@@ -104,10 +106,12 @@ RDMX_API void rdmx_config_init(rdmx_config_t *cfg);
 RDMX_API rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p);
 
 /**
- * Disconnect every peer (with a deadline), release every verbs resource and
- * free the context. Pending requests complete with RDMX_ERR_CANCELED; their
- * handles must still be freed with rdmx_test/rdmx_wait, or are leaked.
- * Not collective in the strict sense, but every rank should call it.
+ * Complete outstanding sends (bounded by RDMX_PEER_TIMEOUT), disconnect every
+ * peer (with a deadline), release every verbs resource and free the context.
+ * Complete and free every request first (as with MPI_Finalize): receives
+ * still posted are completed with RDMX_ERR_CANCELED so no thread waits
+ * forever, a warning counts the handles never freed, and every handle of the
+ * context is invalid afterwards. Every rank should call it.
  */
 RDMX_API rdmx_status_t rdmx_finalize(rdmx_context_h ctx);
 
