@@ -1,29 +1,42 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, builds, runs the native
-# tests (no device needed), then the verbs suite where verbs work (natively on
-# a host with an RDMA device, else in the Soft-RoCE guest), and prints ctest's
-# summary for each. Exit status is nonzero if anything failed.
+# The whole test suite (what CI runs): installs what is missing, builds the
+# release tree plus ASan+UBSan and TSan trees, runs every native test (no
+# device needed), then the verbs suites where verbs work (natively on a host
+# with an RDMA device, else in the Soft-RoCE guest, one boot), and prints
+# ctest's summary for each. Exit status is nonzero if anything failed.
 set -uo pipefail
 top="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd -P)"
 bdir="${RDMX_BUILD_DIR:-$top/build}"
-log="$bdir/test-logs"
+asan="$bdir-asan"
+tsan="$bdir-tsan"
+san_targets=(rdmx_unit rdmx_fuzz_replay p2p_test fault_test hostile_test bootstrap_mpi_test)
 
 "$top/scripts/deps.sh" || exit 1
 "$top/scripts/build.sh" "$bdir" || { echo "rdmx: build failed" >&2; exit 1; }
-mkdir -p "$log"
-cd "$bdir" || exit 1
+BUILD_TYPE=Asan "$top/scripts/build.sh" "$asan" -DRDMX_BUILD_BENCH=OFF --target "${san_targets[@]}" ||
+  { echo "rdmx: ASan build failed" >&2; exit 1; }
+BUILD_TYPE=Tsan "$top/scripts/build.sh" "$tsan" -DRDMX_BUILD_BENCH=OFF --target "${san_targets[@]}" ||
+  { echo "rdmx: TSan build failed" >&2; exit 1; }
 
+native=0
 echo "==== native tests (no RDMA device needed) ===="
-ctest -LE verbs --output-on-failure --timeout 600 2>&1 | tee "$log/native.txt"
-native=${PIPESTATUS[0]}
+ctest --test-dir "$bdir" -LE verbs --output-on-failure --timeout 600 2>&1 | tee "$bdir/native.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || native=1
+for t in asan tsan; do
+  d="$bdir-$t"
+  echo "==== native unit tests under ${t^^} ===="
+  ctest --test-dir "$d" -L unit --output-on-failure --timeout 600 2>&1 | tee "$d/native.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || native=1
+done
 
 echo "==== verbs tests (Soft-RoCE guest, or this host's RDMA device) ===="
-ulimit -l unlimited 2>/dev/null || true
-"$top/scripts/vm/run.sh" --timeout "${RDMX_VM_TIMEOUT:-2400}" -- \
-  bash -c 'ulimit -l unlimited; ctest -L verbs --output-on-failure --timeout 600' 2>&1 | tee "$log/verbs.txt"
-verbs=${PIPESTATUS[0]}
+"$top/scripts/vm/run.sh" --timeout "${RDMX_VM_TIMEOUT:-3000}" -- \
+  env BUILD="$bdir" ASAN_BUILD="$asan" TSAN_BUILD="$tsan" "$top/scripts/verbs-suite.sh"
+verbs=$?
 
 echo "==== summary ===="
-echo "native: $(grep -E 'tests passed|tests failed' "$log/native.txt" | tail -1)"
-echo "verbs:  $(grep -E 'tests passed|tests failed' "$log/verbs.txt" | tail -1)"
+for f in "$bdir/native.txt" "$asan/native.txt" "$tsan/native.txt" "$bdir/verbs-main.txt" \
+         "$asan/verbs-asan.txt" "$tsan/verbs-tsan.txt"; do
+  [ -f "$f" ] && printf '%-40s %s\n' "${f#$top/}" "$(grep -E 'tests passed' "$f" | tail -1)"
+done
 [ "$native" = 0 ] && [ "$verbs" = 0 ]

@@ -10,6 +10,13 @@
 # proc/sys/dev) except RUNDIR and whatever the command itself writes.
 # See docs/softroce.md.
 
+# This script reconfigures the machine it runs on and powers it off: make sure
+# that is the guest (PID 1, booted by run.sh), never a host.
+if [ "$$" != 1 ] || ! grep -qs 'rdmx_run=' /proc/cmdline; then
+  echo "guest-init.sh: only for the rdmx Soft-RoCE guest (run by scripts/vm/run.sh)" >&2
+  exit 2
+fi
+
 run="$1"
 exec </dev/null >/dev/console 2>&1
 
@@ -40,40 +47,46 @@ trap 'setup_fail "guest-init.sh: unexpected error near line $LINENO"' ERR
 . "$run/vm.env"
 
 # --- file systems ----------------------------------------------------------
-mountpoint -q /proc || mount -t proc proc /proc
+# (Few external commands here: under TCG, with binaries read over 9p, every
+# exec costs tens of milliseconds.) proc, sys and devtmpfs normally arrive
+# mounted from the initramfs.
+[ -e /proc/self/mounts ] || mount -t proc proc /proc
+mounts="$(</proc/self/mounts)"
+[[ "$mounts" == *" /sys sysfs "* ]] || mount -t sysfs sysfs /sys
+[[ "$mounts" == *" /dev devtmpfs "* ]] || mount -t devtmpfs devtmpfs /dev
 log "guest root mounted"
-mountpoint -q /sys || mount -t sysfs sysfs /sys
-mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 # 9p cannot hold sockets or FIFOs: Open MPI / PMIx session dirs go to tmpfs.
 mount -t tmpfs -o mode=755 tmpfs /run
-mkdir -p /run/tmp /run/rdmx-vm
-chmod 1777 /run/tmp
+mkdir -m 1777 /run/tmp
+mkdir -m 755 /run/rdmx-vm
 
 echo vm0 >/proc/sys/kernel/hostname
 ulimit -l unlimited
-ip link set lo up
 
 # --- kernel modules from the cached guest kernel tree -----------------------
 # The host's /lib/modules is left alone: modprobe -d points at the cache, and
 # the kernel's own module requests (e.g. crypto-crc32 for rxe) use a wrapper.
+read -r osrelease </proc/sys/kernel/osrelease
+[ -d "$RDMX_VM_KROOT/lib/modules/$osrelease" ] ||
+  setup_fail "no module tree for $osrelease under $RDMX_VM_KROOT"
 printf '#!/bin/bash\nexec /sbin/modprobe -d %q "$@"\n' "$RDMX_VM_KROOT" >/run/rdmx-vm/modprobe
 chmod 755 /run/rdmx-vm/modprobe
 echo /run/rdmx-vm/modprobe >/proc/sys/kernel/modprobe
-[ -d "$RDMX_VM_KROOT/lib/modules/$(uname -r)" ] ||
-  setup_fail "no module tree for $(uname -r) under $RDMX_VM_KROOT"
-log "loading modules"
 /run/rdmx-vm/modprobe -a rdma_rxe rdma_ucm veth || setup_fail "modprobe rdma_rxe rdma_ucm veth"
 log "modules loaded"
 
 # --- veth pair + Soft-RoCE ---------------------------------------------------
-ip link add rv0 mtu 9000 type veth peer name rv1 mtu 9000 || setup_fail "cannot create veth pair"
-ip addr add 10.55.0.1/24 dev rv0
-ip addr add 10.55.0.2/24 dev rv1
-ip link set rv0 up
-ip link set rv1 up
+ip -batch - <<'END_IP' || setup_fail "cannot set up the veth pair rv0/rv1"
+link set lo up
+link add rv0 mtu 9000 type veth peer name rv1 mtu 9000
+addr add 10.55.0.1/24 dev rv0
+addr add 10.55.0.2/24 dev rv1
+link set rv0 up
+link set rv1 up
+END_IP
 
 # Both ends live in one namespace: each side sees a local source address.
 for c in all rv0 rv1; do echo 1 >"/proc/sys/net/ipv4/conf/$c/accept_local"; done
@@ -81,21 +94,22 @@ for c in all default rv0 rv1; do echo 0 >"/proc/sys/net/ipv4/conf/$c/rp_filter";
 # RDMA READ responses burst >1000 packets into veth's backlog.
 echo 100000 >/proc/sys/net/core/netdev_max_backlog
 
-log "veth ready"
-rdma link add rxe0 type rxe netdev rv0 || setup_fail "rdma link add rxe0"
-rdma link add rxe1 type rxe netdev rv1 || setup_fail "rdma link add rxe1"
+rdma -b - <<'END_RDMA' || setup_fail "rdma link add rxe0/rxe1 failed"
+link add rxe0 type rxe netdev rv0
+link add rxe1 type rxe netdev rv1
+END_RDMA
+log "rxe0/rxe1 added"
 
-log "rxe links added"
-active=0
-for _ in $(seq 1 200); do
-  active=1
-  for d in rxe0 rxe1; do
-    grep -q ACTIVE "/sys/class/infiniband/$d/ports/1/state" 2>/dev/null || active=0
-  done
-  [ "$active" = 1 ] && break
+port_active() {
+  local st=""
+  read -r st 2>/dev/null <"/sys/class/infiniband/$1/ports/1/state" || true
+  [[ "$st" == *ACTIVE* ]]
+}
+for ((i = 0; i < 200; i++)); do
+  port_active rxe0 && port_active rxe1 && break
   sleep 0.1
 done
-[ "$active" = 1 ] || setup_fail "rxe0/rxe1 ports did not become ACTIVE within 20 s"
+port_active rxe0 && port_active rxe1 || setup_fail "rxe0/rxe1 ports did not become ACTIVE within 20 s"
 # ... and as user space sees them (libibverbs + the rxe provider).
 n="$(ibv_devinfo 2>/dev/null | grep -c PORT_ACTIVE || true)"
 [ "$n" = 2 ] || setup_fail "ibv_devinfo shows $n PORT_ACTIVE ports, expected 2 (is ibverbs-providers installed?)"

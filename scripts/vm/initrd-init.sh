@@ -8,6 +8,11 @@
 # Switching root (rather than a plain chroot) keeps kernel module auto-loading
 # working: the kernel's usermode helpers resolve paths in PID 1's root.
 
+if [ "$$" != 1 ]; then
+  echo "initrd-init.sh: only for the rdmx Soft-RoCE guest's initramfs" >&2
+  exit 2
+fi
+
 /bin/busybox mkdir -p /proc /sys /dev /newroot
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t sysfs sysfs /sys
@@ -30,6 +35,7 @@ for arg in $(/bin/busybox cat /proc/cmdline); do
 done
 [ -n "$run" ] || fail "no rdmx_run= on the kernel command line"
 
+say "loading virtio/9p modules"
 # Modules in dependency order (computed on the host when the initramfs is built).
 while read -r ko; do
   [ -n "$ko" ] || continue
@@ -48,6 +54,7 @@ until /bin/busybox mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 \
   /bin/busybox sleep 0.1
 done
 
+say "host root mounted over 9p, switching root"
 [ -f "/newroot$run/guest-init.sh" ] || fail "missing $run/guest-init.sh on the share"
 
 # Hand the kernel file systems over to the new root (over the host's

@@ -33,7 +33,7 @@ usage() {
 
 t0=$SECONDS
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
-self="$here/run.sh"
+self="$here/$(basename -- "${BASH_SOURCE[0]}")"
 
 # ---------------------------------------------------------------- options ---
 timeout_s=1800
@@ -74,9 +74,10 @@ pass_names() {
 }
 
 # ----------------------------------------------------------- native path ---
+ibsys=/sys/class/infiniband
 host_active_rdma() {
   local s
-  for s in /sys/class/infiniband/*/ports/*/state; do
+  for s in "$ibsys"/*/ports/*/state; do
     [ -r "$s" ] && grep -q ACTIVE "$s" && return 0
   done
   return 1
@@ -84,20 +85,30 @@ host_active_rdma() {
 
 if [ "${RDMX_VM_FORCE:-0}" != 1 ] && host_active_rdma; then
   devs=""
-  for d in /sys/class/infiniband/*; do
-    grep -qs ACTIVE "$d"/ports/*/state && devs="${devs:+$devs }$(basename "$d")"
+  for d in "$ibsys"/*; do
+    grep -qs ACTIVE "$d"/ports/*/state && devs="${devs:+$devs }${d##*/}"
   done
-  note "host has active RDMA devices ($devs): running natively"
+  note "this host has active RDMA devices ($devs): running natively"
   export RDMX_TEST_IN_VM=0
   export RDMX_TEST_DEVICES="${RDMX_TEST_DEVICES:-$devs}"
+  # timeout puts COMMAND in its own process group and kills all of it.
+  timeout -k 10 "$timeout_s" "$@" &
+  npid=$!
+  trap 'kill "$npid" 2>/dev/null; note "interrupted"; exit 130' INT
+  trap 'kill "$npid" 2>/dev/null; note "terminated"; exit 143' TERM
   set +e
-  timeout -k 10 "$timeout_s" "$@"
+  wait "$npid"
   rc=$?
   [ "$rc" = 124 ] && note "timed out after ${timeout_s}s"
   exit "$rc"
 fi
 
 # ---------------------------------------------------------- prerequisites ---
+# The guest mounts its own /proc, /sys, /dev and /run: host paths under
+# them are not the same there.
+case "$PWD/" in
+  /proc/*|/sys/*|/dev/*|/run/*) die "the working directory $PWD is hidden in the guest (it mounts its own /proc, /sys, /dev and /run)" ;;
+esac
 need() {  # need COMMAND DEBIAN-PACKAGE
   command -v "$1" >/dev/null 2>&1 ||
     die "'$1' not found: install the Debian package '$2' (scripts/deps.sh installs all of rdmx's packages)"
@@ -222,8 +233,8 @@ if [ ! -f "$kroot/.complete" ] || [ ! -f "$initrd" ]; then
     fi
   fi
   [ -f "$initrd" ] || build_initrd "$initrd"
-  # Initramfs images of other script versions, unused for a week.
-  find "$cache" -maxdepth 1 -name 'initrd-*.img' ! -name "${initrd##*/}" -mtime +7 -delete 2>/dev/null || true
+  # Initramfs images of other script versions, unused for two days.
+  find "$cache" -maxdepth 1 -name 'initrd-*.img' ! -name "${initrd##*/}" -mtime +1 -delete 2>/dev/null || true
   flock -u 9
 fi
 touch -c "$initrd" 2>/dev/null || true
@@ -233,6 +244,7 @@ flock -s 8   # held (also by qemu) while the guest runs
 # The run directory is shared with the guest through 9p and named on the
 # kernel command line, so its path must be plain.
 base="${TMPDIR:-/tmp}"
+case "$base/" in /proc/*|/sys/*|/dev/*|/run/*) base=/tmp ;; esac
 [[ "$base" =~ ^/[A-Za-z0-9_./-]*$ ]] && [ -d "$base" ] && [ -w "$base" ] || base=/tmp
 run="$(mktemp -d "$base/rdmx-vm.XXXXXXXX")"
 run="$(cd -- "$run" && pwd -P)"
@@ -317,7 +329,9 @@ elapsed=$((SECONDS - start))
 if [ -s "$run/status" ]; then
   rc="$(cat "$run/status")"
   [[ "$rc" =~ ^[0-9]+$ ]] || { console_tail; die "garbled status '$rc' from the guest"; }
-  [ "$rc" = 125 ] && [ -n "$(sed -n '$p' "$run/out" | grep '^rdmx-vm: guest setup failed')" ] && console_tail
+  if [ "$rc" = 125 ] && tail -n 1 "$run/out" | grep -q '^rdmx-vm: guest setup failed'; then
+    console_tail
+  fi
   exit "$rc"
 fi
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
