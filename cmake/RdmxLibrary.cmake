@@ -44,5 +44,8 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/rdmxConfigVersion.cmake C
 install(FILES ${PROJECT_BINARY_DIR}/rdmxConfig.cmake ${PROJECT_BINARY_DIR}/rdmxConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/rdmx)
 string(REPLACE ";" " " RDMX_PC_PRIVATE "-L${PMIX_LIBDIR} ${IBVERBS_LDFLAGS} ${RDMACM_LDFLAGS} ${HWLOC_LDFLAGS} ${PMIX_LDFLAGS} -lpthread")
+# Relocatable: the prefix is found from the .pc file's own directory.
+file(RELATIVE_PATH RDMX_PC_RELPREFIX ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+string(REGEX REPLACE "/$" "" RDMX_PC_RELPREFIX "${RDMX_PC_RELPREFIX}")
 configure_file(cmake/rdmx.pc.in ${PROJECT_BINARY_DIR}/rdmx.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/rdmx.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -39,8 +39,22 @@ extern "C" {
 #define RDMX_VERSION_MINOR 1
 #define RDMX_VERSION_PATCH 0
 
+/** A context: one job's connections, buffers and progress. Created by
+ *  rdmx_init, destroyed by rdmx_finalize; safe to share between threads. */
 typedef struct rdmx_context *rdmx_context_h;
+/** A nonblocking operation. Owned by the caller until rdmx_test/rdmx_wait
+ *  (or waitall/waitany) report it complete, which frees it and sets the
+ *  handle to NULL. One thread at a time may test/wait a given request. */
 typedef struct rdmx_request *rdmx_request_h;   /* NULL once completed and freed */
+
+/** Status codes. RDMX_OK is 0, RDMX_INPROGRESS (from rdmx_test only) is
+ *  positive, errors are negative: INVALID_ARG a bad argument (nothing
+ *  changed); TRUNCATE a message longer than the receive buffer; PEER_LOST
+ *  the peer exited, disconnected or its QP failed; TIMEOUT a deadline
+ *  passed (bring-up); CONNECT bring-up refused; DEVICE the RDMA device
+ *  failed; NO_DEVICE no usable port; NO_MEMORY allocation or registration
+ *  (see `ulimit -l`); CANCELED by rdmx_cancel or finalize; PROTOCOL a peer
+ *  sent malformed data and was disconnected; UNSUPPORTED not available. */
 
 typedef enum { RDMX_OK = 0, RDMX_INPROGRESS = 1, RDMX_ERR_INVALID_ARG = -1, RDMX_ERR_TRUNCATE = -2,
                RDMX_ERR_PEER_LOST = -3, RDMX_ERR_TIMEOUT = -4, RDMX_ERR_CONNECT = -5,
@@ -48,6 +62,7 @@ typedef enum { RDMX_OK = 0, RDMX_INPROGRESS = 1, RDMX_ERR_INVALID_ARG = -1, RDMX
                RDMX_ERR_CANCELED = -9, RDMX_ERR_INTERNAL = -10, RDMX_ERR_PROTOCOL = -11,
                RDMX_ERR_UNSUPPORTED = -12 } rdmx_status_t;
 
+/** Wildcards for receives and probes: any sender, any tag (of the tag space). */
 #define RDMX_ANY_SOURCE (-1)
 #define RDMX_ANY_TAG    (-1)
 
@@ -89,7 +104,7 @@ struct rdmx_config {
     rdmx_progress_mode_t progress;   /* RDMX_PROGRESS */
     int log_level;                   /* RDMX_LOG_LEVEL: 0 error,1 warn,2 info,3 debug,4 trace; -1 = unset */
     double connect_timeout;          /* RDMX_CONNECT_TIMEOUT: seconds for the full mesh */
-    double peer_timeout;             /* RDMX_PEER_TIMEOUT: seconds a peer may stay silent in a wait */
+    double peer_timeout;             /* RDMX_PEER_TIMEOUT: seconds finalize waits for peers */
 };
 typedef struct rdmx_config rdmx_config_t;    /* NULL means defaults plus RDMX_* environment */
 
@@ -100,7 +115,14 @@ RDMX_API void rdmx_config_init(rdmx_config_t *cfg);
  * Create a context: bootstrap (PMIx, the allgather callback, or a singleton),
  * open the device, connect a full mesh of RC queue pairs, start progress.
  * Collective over all ranks of the job. On error *ctx_p is NULL and the log
- * names the peer, the address and the CM event that failed.
+ * names the peer, the address and the CM event that failed. `cfg` (and its
+ * strings) is read during the call only; the allgather callback is called
+ * only inside rdmx_init. A job of one process needs no RDMA device. Several
+ * contexts may exist one after another or side by side.
+ * Example:
+ *     rdmx_context_h ctx;
+ *     if (rdmx_init(NULL, &ctx) != RDMX_OK) return 1;
+ *     ... rdmx_finalize(ctx);
  * Errors: INVALID_ARG, NO_DEVICE, DEVICE, CONNECT, TIMEOUT, NO_MEMORY, INTERNAL.
  */
 RDMX_API rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p);
@@ -122,7 +144,11 @@ RDMX_API int rdmx_size(rdmx_context_h ctx);
 
 /**
  * Blocking send of `len` bytes to rank `dest` with tag `tag` (>= 0). Returns
- * when `buf` may be reused. Sending to oneself works (a matching receive must
+ * when `buf` may be reused: at once for messages below RDMX_RNDV_THRESH
+ * (eager), after the receiver has pulled the data for larger ones
+ * (rendezvous), so a large blocking send waits for its matching receive.
+ * Messages from one sender to one receiver that match the same receive are
+ * received in the order sent (non-overtaking). `buf` may be NULL when len is 0. Sending to oneself works (a matching receive must
  * be posted from another thread or beforehand with rdmx_irecv).
  * Errors: INVALID_ARG, PEER_LOST, TIMEOUT, DEVICE, NO_MEMORY.
  */
@@ -135,9 +161,13 @@ RDMX_API rdmx_status_t rdmx_send(rdmx_context_h ctx, const void *buf, size_t len
  */
 RDMX_API rdmx_status_t rdmx_recv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_msg_info_t *info_p);
 /** Nonblocking send: *req_p receives a request to complete with test/wait. The
- *  buffer must not change until then. */
+ *  buffer must not change until then. On an error return *req_p is NULL.
+ *  Errors: INVALID_ARG, PEER_LOST, DEVICE, NO_MEMORY (the request's own
+ *  status may also be PEER_LOST or PROTOCOL when the peer fails later). */
 RDMX_API rdmx_status_t rdmx_isend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p);
-/** Nonblocking receive; see rdmx_recv for matching and truncation. */
+/** Nonblocking receive; see rdmx_recv for matching and truncation. On an
+ *  error return *req_p is NULL. Errors: INVALID_ARG, PEER_LOST (source has
+ *  failed), DEVICE; completion may report TRUNCATE, PEER_LOST, CANCELED. */
 RDMX_API rdmx_status_t rdmx_irecv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_request_h *req_p);
 /**
  * Check a request. If it completed: *done_p = 1, *info_p filled (may be NULL),
@@ -149,8 +179,10 @@ RDMX_API rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info
 /** Wait for a request (spinning briefly, then blocking), free it, set *req to
  *  NULL and return its status. */
 RDMX_API rdmx_status_t rdmx_wait(rdmx_request_h *req, rdmx_msg_info_t *info_p);
-/** Wait for all n requests; infos may be NULL. Returns RDMX_OK or the first
- *  error in array order; every request is freed either way. */
+/** Wait for all n requests; infos may be NULL; NULL entries count as done.
+ *  Returns RDMX_OK or the first error in array order; every request is
+ *  freed and every entry set to NULL either way; infos are filled for
+ *  failed requests too. */
 RDMX_API rdmx_status_t rdmx_waitall(size_t n, rdmx_request_h reqs[], rdmx_msg_info_t infos[] /* may be NULL */);
 /** Wait for any one non-NULL request; its index goes to *index_p. If all are
  *  NULL, returns RDMX_OK with *index_p = n. */
@@ -168,9 +200,11 @@ RDMX_API rdmx_status_t rdmx_iprobe(rdmx_context_h ctx, int source, int tag, int 
 RDMX_API const char *rdmx_strerror(rdmx_status_t status);
 
 /**
- * Tag spaces. The user's tags live in RDMX_TAGSPACE_USER; libraries built on
- * rdmx (rdmx's own collectives among them) use other spaces, whose messages
- * never match a receive of another space, RDMX_ANY_TAG included.
+ * Tag spaces. The user's tags live in RDMX_TAGSPACE_USER (what rdmx_isend and
+ * rdmx_irecv use); rdmx's collectives use RDMX_TAGSPACE_COLL; other libraries
+ * layered on rdmx use RDMX_TAGSPACE_LIB. A message never matches a receive
+ * of another space, RDMX_ANY_TAG included. Same contract and errors as
+ * rdmx_isend/rdmx_irecv; an unknown space is RDMX_ERR_INVALID_ARG.
  */
 typedef enum { RDMX_TAGSPACE_USER = 0, RDMX_TAGSPACE_COLL = 1, RDMX_TAGSPACE_LIB = 2 } rdmx_tagspace_t;
 RDMX_API rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len,
@@ -187,9 +221,15 @@ RDMX_API double rdmx_wtime(void);
 
 /* ---------------------------------------------------------------------------
  * Collectives. All ranks call them in the same order with matching
- * arguments. Buffers are counted in elements of `dt` for reductions and in
- * bytes elsewhere. Bitwise ops on floating types, a root out of range or
- * overlapping buffers (other than RDMX_IN_PLACE) return RDMX_ERR_INVALID_ARG.
+ * arguments; one collective at a time per context (as in MPI). Buffers are
+ * counted in elements of `dt` for reductions and in bytes elsewhere.
+ * Bitwise ops on floating types, a root out of range or overlapping buffers
+ * (other than RDMX_IN_PLACE) return RDMX_ERR_INVALID_ARG; a failed peer
+ * returns RDMX_ERR_PEER_LOST. Root-only buffers (reduce's recvbuf, gather's
+ * recvbuf, scatter's sendbuf) may be NULL on other ranks. Reduction results
+ * are identical on every rank; floating-point results may differ between
+ * algorithms within the tolerances in docs/collectives.md.
+ * Example: rdmx_allreduce(ctx, RDMX_IN_PLACE, v, n, RDMX_DOUBLE, RDMX_SUM);
  * ------------------------------------------------------------------------- */
 typedef enum { RDMX_INT8, RDMX_INT16, RDMX_INT32, RDMX_INT64, RDMX_UINT8, RDMX_UINT16, RDMX_UINT32,
                RDMX_UINT64, RDMX_FLOAT, RDMX_DOUBLE } rdmx_datatype_t;
