@@ -34,9 +34,15 @@ echo "==== verbs tests (Soft-RoCE guest, or this host's RDMA device) ===="
   env BUILD="$bdir" ASAN_BUILD="$asan" TSAN_BUILD="$tsan" "$top/scripts/verbs-suite.sh"
 verbs=$?
 
+echo "==== NUMA placement (guest with two NUMA nodes) ===="
+RDMX_VM_FORCE=1 "$top/scripts/vm/run.sh" --numa --timeout 600 -- "$top/scripts/numa-check.sh" "$bdir" 2>&1 |
+  tee "$bdir/numa.txt"
+numa=${PIPESTATUS[0]}
+
 echo "==== summary ===="
 for f in "$bdir/native.txt" "$asan/native.txt" "$tsan/native.txt" "$bdir/verbs-main.txt" \
          "$asan/verbs-asan.txt" "$tsan/verbs-tsan.txt"; do
   [ -f "$f" ] && printf '%-40s %s\n' "${f#$top/}" "$(grep -E 'tests passed' "$f" | tail -1)"
 done
-[ "$native" = 0 ] && [ "$verbs" = 0 ]
+grep -h "numa-check: \(PASS\|FAIL\|SKIP\)" "$bdir/numa.txt" 2>/dev/null
+[ "$native" = 0 ] && [ "$verbs" = 0 ] && [ "$numa" = 0 ]

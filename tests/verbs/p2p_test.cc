@@ -240,7 +240,13 @@ int main(int argc, char **argv) {
     np = rdmx_size(ctx);
     int reps = argc > 2 ? std::atoi(argv[2]) : 1;
     for (int i = 0; i < reps; ++i) {
-        if (which == "mesh") t_mesh();
+        if (which == "mesh") {  // a fresh bring-up every repetition
+            if (i > 0) {
+                RT_OK(rdmx_finalize(ctx));
+                ctx = rt::init_or_skip();
+            }
+            t_mesh();
+        }
         else if (which == "sizes") t_sizes(argc > 3 ? std::strtoul(argv[3], nullptr, 0) : 64 * 1024);
         else if (which == "order") t_order(2000);
         else if (which == "rndv") t_rndv();
