@@ -40,27 +40,28 @@ std::vector<size_t> boundary_sizes(size_t max) {
     return s;
 }
 
-// Ring exchange of each size with the four wildcard combinations.
+// Ring exchange of each size with each of the four wildcard combinations.
 void t_sizes(size_t max) {
     const int to = (me + 1) % np, from = (me + np - 1) % np;
-    int mode = 0;
     for (size_t len : boundary_sizes(max)) {
-        int tag = static_cast<int>(len % 1000);
-        std::vector<uint8_t> out(len), in(len + 16, 0xEE);
-        rt::fill(out, me, tag);
-        int src = (mode & 1) ? RDMX_ANY_SOURCE : from;
-        int rtag = (mode & 2) ? RDMX_ANY_TAG : tag;
-        ++mode;
-        rdmx_request_h r[2];
-        RT_OK(rdmx_irecv(ctx, in.data(), len, src, rtag, &r[0]));
-        RT_OK(rdmx_isend(ctx, out.data(), len, to, tag, &r[1]));
-        rdmx_msg_info_t info[2];
-        RT_OK(rdmx_waitall(2, r, info));
-        RT_CHECK(info[0].source == from && info[0].tag == tag && info[0].length == len,
-                 "len %zu: info src %d tag %d len %zu", len, info[0].source, info[0].tag, info[0].length);
-        size_t bad = rt::verify(in.data(), len, from, tag, len);
-        RT_CHECK(bad == SIZE_MAX, "len %zu: byte %zu wrong", len, bad);
-        RT_CHECK(in[len] == 0xEE, "len %zu: wrote past the buffer", len);
+        for (int mode = 0; mode < 4; ++mode) {
+            int tag = static_cast<int>(len % 1000) * 4 + mode;
+            std::vector<uint8_t> out(len), in(len + 16, 0xEE);
+            rt::fill(out, me, tag);
+            int src = (mode & 1) ? RDMX_ANY_SOURCE : from;
+            int rtag = (mode & 2) ? RDMX_ANY_TAG : tag;
+            rdmx_request_h r[2];
+            RT_OK(rdmx_irecv(ctx, in.data(), len, src, rtag, &r[0]));
+            RT_OK(rdmx_isend(ctx, out.data(), len, to, tag, &r[1]));
+            rdmx_msg_info_t info[2];
+            RT_OK(rdmx_waitall(2, r, info));
+            RT_CHECK(info[0].source == from && info[0].tag == tag && info[0].length == len,
+                     "len %zu mode %d: info src %d tag %d len %zu", len, mode, info[0].source, info[0].tag,
+                     info[0].length);
+            size_t bad = rt::verify(in.data(), len, from, tag, len);
+            RT_CHECK(bad == SIZE_MAX, "len %zu mode %d: byte %zu wrong", len, mode, bad);
+            RT_CHECK(in[len] == 0xEE, "len %zu mode %d: wrote past the buffer", len, mode);
+        }
     }
 }
 
