@@ -105,7 +105,8 @@ void handle_recv(Ctx *c, const ibv_wc &wc) {
     }
     Endpoint &ep = c->eps[static_cast<size_t>(it->second)];
     if (ep.state == ConnState::kAccepting) c->cm.notify_established(ep);
-    if (ep.state == ConnState::kFailed) return recycle(c, nullptr, idx);
+    // A lost peer's earlier messages are still good; a hostile one's are not.
+    if (ep.state == ConnState::kFailed && ep.error == RDMX_ERR_PROTOCOL) return recycle(c, nullptr, idx);
     const char *buf = c->iface.recv_buf(idx);
     wire::MsgHdr h{};
     auto de = wire::decode_msg(buf, wc.byte_len, c->eager_limit, &h);

@@ -49,8 +49,11 @@ void req_complete(Ctx *c, rdmx_request *r, rdmx_status_t st) {
     r->status = st;
     r->info.error = st;
     r->mr.reset();
-    r->done.store(1, std::memory_order_release);
-    if (c->waiters.load(std::memory_order_relaxed) > 0) c->notify_pending = true;
+    // seq_cst on both sides (here and in wait_request): the store of done and
+    // the load of waiters must not pass each other, or a waiter that has
+    // just registered could sleep through this completion.
+    r->done.store(1, std::memory_order_seq_cst);
+    if (c->waiters.load(std::memory_order_seq_cst) > 0) c->notify_pending = true;
 }
 
 // ---- posting ------------------------------------------------------------

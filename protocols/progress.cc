@@ -114,8 +114,22 @@ static void handle_async(Ctx *c) {
     }
 }
 
+// Completions already queued came from before the disconnect (CM messages
+// travel apart from data and may overtake it): deliver them first.
+static void drain_cq(Ctx *c) {
+    ibv_wc wc[32];
+    for (int n; (n = vx::poll_cq(c->iface.cq(), 32, wc)) > 0;)
+        for (int i = 0; i < n; ++i) {
+            if (wr_kind(wc[i].wr_id) == kWrRecv) handle_recv(c, wc[i]);
+            else handle_send_wc(c, wc[i]);
+        }
+}
+
 static void set_peer_lost_hooks(Ctx *c) {
-    c->cm.on_peer_lost = [c](int peer, rdmx_status_t why) { fail_peer(c, peer, why, "disconnected"); };
+    c->cm.on_peer_lost = [c](int peer, rdmx_status_t why) {
+        drain_cq(c);
+        fail_peer(c, peer, why, "disconnected");
+    };
     c->cm.on_device_removal = [c]() { fail_device(c, RDMX_ERR_DEVICE); };
 }
 
@@ -207,7 +221,7 @@ void wait_request(Ctx *c, rdmx_request *r) {
         {
             std::unique_lock<std::mutex> lk(c->wait_mu);
             c->wait_cv.wait_for(lk, std::chrono::milliseconds(1),
-                                [&] { return r->done.load(std::memory_order_acquire) != 0; });
+                                [&] { return r->done.load(std::memory_order_seq_cst) != 0; });
         }
         c->waiters.fetch_sub(1);
         progress(c, false);

@@ -24,7 +24,7 @@ die() { echo "$prog: error: $*" >&2; exit 2; }
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 top="$(cd -- "$here/../.." && pwd -P)"
 
-usage() { sed -n '5,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 build="$top/build"
 reps=3
@@ -70,7 +70,7 @@ if [ -n "$rawdir" ]; then
   rawdir="$(cd -- "$rawdir" && pwd -P)"
   rm -rf -- "$rawdir/raw" "$rawdir/runs.tsv" "$rawdir/meta.env"
 else
-  rawdir="$(mktemp -d "${TMPDIR:-/tmp}/rdmx-perf.XXXXXXXX")"
+  rawdir="$(mktemp -d -t rdmx-perf.XXXXXXXX)"
 fi
 
 # ------------------------------------------------------------ parameters ---
