@@ -114,15 +114,22 @@ static void handle_async(Ctx *c) {
     }
 }
 
+// Polls one batch of completions and dispatches them; negative on CQ failure.
+static int poll_batch(Ctx *c) {
+    ibv_wc wc[32];
+    int n = vx::poll_cq(c->iface.cq(), 32, wc);
+    for (int i = 0; i < n; ++i) {
+        if (wr_kind(wc[i].wr_id) == kWrRecv) handle_recv(c, wc[i]);
+        else handle_send_wc(c, wc[i]);
+    }
+    return n;
+}
+
 // Completions already queued came from before the disconnect (CM messages
 // travel apart from data and may overtake it): deliver them first.
 static void drain_cq(Ctx *c) {
-    ibv_wc wc[32];
-    for (int n; (n = vx::poll_cq(c->iface.cq(), 32, wc)) > 0;)
-        for (int i = 0; i < n; ++i) {
-            if (wr_kind(wc[i].wr_id) == kWrRecv) handle_recv(c, wc[i]);
-            else handle_send_wc(c, wc[i]);
-        }
+    while (poll_batch(c) > 0) {
+    }
 }
 
 static void set_peer_lost_hooks(Ctx *c) {
@@ -135,18 +142,12 @@ static void set_peer_lost_hooks(Ctx *c) {
 
 int progress_locked(Ctx *c) {
     if (!c->transport) return 0;
-    ibv_wc wc[32];
-    int total = 0;
-    int n = vx::poll_cq(c->iface.cq(), 32, wc);
+    int n = poll_batch(c);
     if (n < 0) {
         fail_device(c, RDMX_ERR_DEVICE);
         return 0;
     }
-    for (int i = 0; i < n; ++i) {
-        if (wr_kind(wc[i].wr_id) == kWrRecv) handle_recv(c, wc[i]);
-        else handle_send_wc(c, wc[i]);
-    }
-    total += n;
+    int total = n;
     (void)c->iface.flush();
     if (!c->stalled.empty()) kick_stalled(c);
     return_credits(c);
