@@ -273,11 +273,15 @@ void ConnManager::on_disconnected(Endpoint &ep) {
         ep.set_state(ConnState::kClosed);
         return;
     }
-    if (ep.state == ConnState::kAccepting) {  // never came up: let the peer retry
+    if (ep.state == ConnState::kAccepting || (bringing_up_ && ep.peer < p_.rank)) {
+        // Never came up, or torn down during bring-up (the IB CM drops a new
+        // connection whose QP number it still remembers from a previous one
+        // in timewait): the active peer retries with a new request.
         bury(ep);
         ep.set_state(ConnState::kIdle);
         return;
     }
+    if (bringing_up_) return backoff(ep, "disconnected during bring-up");
     ep.error = RDMX_ERR_PEER_LOST;
     RDMX_INFO("cm: peer %d (%s) disconnected (finished, exited or link lost)", ep.peer, ep.addr.c_str());
     (void)vx::disconnect(ep.id.get());
@@ -391,6 +395,11 @@ rdmx_status_t ConnManager::connect_all(const MeshParams &p, Device &dev, Iface &
     addrs_ = &addrs;
     Deadline deadline(p.timeout);
     pollfd pfd{channel_->fd, POLLIN, 0};
+    bringing_up_ = true;
+    struct Done {
+        bool &flag;
+        ~Done() { flag = false; }
+    } done{bringing_up_};
     while (!all_connected()) {
         retry_due();
         if (fatal_) return report_unconnected(false);

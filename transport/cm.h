@@ -87,6 +87,7 @@ private:
     const std::vector<sockaddr_in> *addrs_ = nullptr;
     bool fatal_ = false;
     bool finalizing_ = false;
+    bool bringing_up_ = false;          // inside connect_all
     std::vector<rdma_cm_id *> graveyard_;  // destroyed after the current event is acked
     EventChannelHandle channel_;
     CmIdHandle listen_id_;
