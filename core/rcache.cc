@@ -1,0 +1,145 @@
+#include "core/rcache.h"
+
+#include <unistd.h>
+
+#include <vector>
+
+namespace rdmx {
+
+RegCache::RegCache(const Ops &ops, size_t max_bytes, size_t max_regions)
+    : ops_(ops),
+      max_bytes_(max_bytes),
+      max_regions_(max_regions),
+      page_(static_cast<uintptr_t>(sysconf(_SC_PAGESIZE))) {}
+
+RegCache::~RegCache() {
+    while (!by_start_.empty()) {
+        Region *r = by_start_.begin()->second;
+        detach(r);
+        if (r->refs == 0) drop(r);  // a busy one belongs to its transfer now
+    }
+}
+
+// Removes r from the map (and the idle list); it stays registered.
+void RegCache::detach(Region *r) {
+    if (!r->cached) return;
+    by_start_.erase(r->start);
+    if (r->lru.linked()) List::unlink(&r->lru);
+    r->cached = false;
+    stats_.bytes -= r->bytes();
+    --stats_.regions;
+    stats_.transient_bytes += r->bytes();  // pinned until its last put
+}
+
+void RegCache::drop(Region *r) {
+    stats_.transient_bytes -= r->bytes();
+    ops_.dereg(ops_.arg, r->handle);
+    delete r;
+}
+
+void RegCache::put(Region *r) {
+    if (--r->refs > 0) return;
+    if (r->cached)
+        idle_.push_back(&r->lru);
+    else
+        drop(r);
+}
+
+void RegCache::invalidate(uintptr_t start, size_t len) {
+    remove_range(start, len > UINTPTR_MAX - start ? UINTPTR_MAX : start + len, &stats_.invalidations);
+}
+
+void RegCache::remove_range(uintptr_t start, uintptr_t end, uint64_t *counter) {
+    auto it = by_start_.upper_bound(start);
+    if (it != by_start_.begin() && std::prev(it)->second->end > start) --it;
+    while (it != by_start_.end() && it->second->start < end) {
+        Region *r = (it++)->second;
+        detach(r);
+        ++*counter;
+        if (r->refs == 0) drop(r);
+    }
+}
+
+void RegCache::flush() {
+    ++stats_.flushes;
+    invalidate(0, UINTPTR_MAX);
+}
+
+void RegCache::sync_releases() {
+    if (!releases_.pending()) return;
+    if (!releases_.drain([this](const memhooks::Range &r) { invalidate(r.start, r.len); })) flush();
+}
+
+// The cached region covering [start, end), if any.
+RegCache::Region *RegCache::find(uintptr_t start, uintptr_t end) {
+    auto it = by_start_.upper_bound(start);
+    if (it == by_start_.begin()) return nullptr;
+    Region *r = std::prev(it)->second;
+    return r->end >= end ? r : nullptr;
+}
+
+// Evicts idle regions, oldest first, until `bytes` more fit the bounds.
+bool RegCache::make_room(size_t bytes) {
+    while (stats_.bytes + bytes > max_bytes_ || stats_.regions + 1 > max_regions_) {
+        ListNode *n = idle_.first();
+        if (n == nullptr) return false;
+        Region *r = container_of<Region, &Region::lru>(n);
+        detach(r);
+        ++stats_.evictions;
+        drop(r);
+    }
+    return true;
+}
+
+rdmx_status_t RegCache::add(uintptr_t start, uintptr_t end, bool cache, Region **out) {
+    void *handle = nullptr;
+    rdmx_status_t st = ops_.reg(ops_.arg, start, end - start, &handle);
+    if (st != RDMX_OK) return st;
+    ++stats_.misses;
+    auto *r = new Region;
+    r->start = start;
+    r->end = end;
+    r->handle = handle;
+    r->refs = 1;
+    if (cache) {
+        by_start_.emplace(start, r);
+        r->cached = true;
+        stats_.bytes += r->bytes();
+        ++stats_.regions;
+        if (stats_.bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.bytes;
+    } else {
+        stats_.transient_bytes += r->bytes();
+    }
+    *out = r;
+    return RDMX_OK;
+}
+
+rdmx_status_t RegCache::get(const void *addr, size_t len, Region **out) {
+    sync_releases();
+    auto a = reinterpret_cast<uintptr_t>(addr);
+    uintptr_t start = a & ~(page_ - 1);
+    uintptr_t end = (a + len + page_ - 1) & ~(page_ - 1);
+    if (Region *r = find(start, end)) {
+        ++stats_.hits;
+        if (r->refs++ == 0) List::unlink(&r->lru);
+        *out = r;
+        return RDMX_OK;
+    }
+    // Overlapping regions give way to their union, when the union fits.
+    uintptr_t ustart = start, uend = end;
+    auto it = by_start_.upper_bound(start);
+    if (it != by_start_.begin() && std::prev(it)->second->end > start) --it;
+    for (auto j = it; j != by_start_.end() && j->second->start < end; ++j) {
+        if (j->second->start < ustart) ustart = j->second->start;
+        if (j->second->end > uend) uend = j->second->end;
+    }
+    if (uend - ustart <= max_bytes_) {
+        start = ustart;
+        end = uend;
+    }
+    remove_range(start, end, &stats_.merges);
+    bool cache = end - start <= max_bytes_ && make_room(end - start);
+    return add(start, end, cache, out);
+}
+
+}  // namespace rdmx
