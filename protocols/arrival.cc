@@ -91,14 +91,20 @@ static void on_message(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const char *
 
 void handle_recv(Ctx *c, const ibv_wc &wc) {
     const uint32_t idx = static_cast<uint32_t>(wc.wr_id);
+    auto it = c->cm.qpn_to_peer.find(wc.qp_num);
     if (wc.status != IBV_WC_SUCCESS) {
-        // SRQ receives are not flushed by a QP error; anything else is the device.
-        RDMX_ERROR("recv: completion error %s (vendor_err 0x%x) on qp 0x%x", ibv_wc_status_str(wc.status),
-                   wc.vendor_err, wc.qp_num);
+        // SRQ receives are not flushed by a QP error: this one names its QP,
+        // whose connection is broken (e.g. the peer sent more than a buffer).
+        const int peer = it != c->cm.qpn_to_peer.end() ? it->second : -1;
+        const rdmx_status_t why = wc_error_status(wc.status);
+        RDMX_ERROR("recv: completion error %s (status %d, vendor_err 0x%x, opcode %d) from peer %d qp 0x%x on %s",
+                   ibv_wc_status_str(wc.status), wc.status, wc.vendor_err, wc.opcode, peer, wc.qp_num,
+                   c->dev.name());
         if (wc.status != IBV_WC_WR_FLUSH_ERR) recycle(c, nullptr, idx);
+        if (why == RDMX_ERR_DEVICE) return fail_device(c, why);
+        if (peer >= 0) fail_peer(c, peer, why, ibv_wc_status_str(wc.status));
         return;
     }
-    auto it = c->cm.qpn_to_peer.find(wc.qp_num);
     if (it == c->cm.qpn_to_peer.end()) {
         RDMX_WARN("recv: %u bytes from unknown qp 0x%x dropped", wc.byte_len, wc.qp_num);
         return recycle(c, nullptr, idx);
@@ -118,6 +124,10 @@ void handle_recv(Ctx *c, const ibv_wc &wc) {
 }
 
 rdmx_status_t start_recv(Ctx *c, rdmx_request *r) {
+    if (int f = c->fatal.load(std::memory_order_relaxed)) {  // failed after the API's check
+        req_complete(c, r, static_cast<rdmx_status_t>(f));
+        return RDMX_OK;
+    }
     const MatchBits &want = r->bits;
     if (UnexpEntry *ue = c->matcher.find_unexpected(want, true)) {
         auto *u = static_cast<Unexp *>(ue);

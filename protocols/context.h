@@ -46,6 +46,7 @@ struct rdmx_context {
     double connect_seconds = 0;
     std::atomic<bool> finalized{false};
     std::atomic<int> fatal{0};          // device-wide failure status
+    uint64_t port_down_ns = 0;          // when the port went down (PORT_ERR), 0 while up
     bool transport = false;             // false for a job of one: no device needed
 
     // Transport, in creation order.
@@ -113,6 +114,7 @@ bool post_msg(Ctx *c, Endpoint &ep, wire::MsgType type, uint8_t space, int tag, 
 bool can_post(Ctx *c, Endpoint &ep, size_t body_len);
 void fail_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason);
 void fail_device(Ctx *c, rdmx_status_t why);
+rdmx_status_t wc_error_status(ibv_wc_status st);
 void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data, size_t len);
 void release_unexp(Ctx *c, Unexp *u);
 

@@ -159,6 +159,10 @@ static rdmx_status_t self_send(Ctx *c, rdmx_request *r) {
 }
 
 rdmx_status_t start_send(Ctx *c, rdmx_request *r) {
+    if (int f = c->fatal.load(std::memory_order_relaxed)) {  // failed after the API's check
+        req_complete(c, r, static_cast<rdmx_status_t>(f));
+        return RDMX_OK;
+    }
     if (r->peer == c->rank) return self_send(c, r);
     Endpoint &ep = c->eps[static_cast<size_t>(r->peer)];
     if (!ep.usable()) {

@@ -26,22 +26,46 @@ static void release_ring(Ctx *c, Endpoint &ep, uint32_t upto, bool ok) {
     }
 }
 
+// What a failed work completion means for the operations on that QP.
+rdmx_status_t wc_error_status(ibv_wc_status st) {
+    switch (st) {
+    case IBV_WC_REM_ACCESS_ERR:      // an rkey or range the peer advertised is bad
+    case IBV_WC_REM_INV_REQ_ERR:     // the peer says our request is malformed
+    case IBV_WC_REM_INV_RD_REQ_ERR: return RDMX_ERR_PROTOCOL;
+    case IBV_WC_LOC_LEN_ERR:         // our own work request or memory is wrong
+    case IBV_WC_LOC_QP_OP_ERR:
+    case IBV_WC_LOC_PROT_ERR:
+    case IBV_WC_LOC_ACCESS_ERR:
+    case IBV_WC_MW_BIND_ERR: return RDMX_ERR_INTERNAL;
+    case IBV_WC_FATAL_ERR: return RDMX_ERR_DEVICE;
+    default: return RDMX_ERR_PEER_LOST;  // retries exhausted, flushed, remote abort or op error
+    }
+}
+
+// A failed completion's opcode field is not valid; our ring says what the WR was.
+static const char *wr_what(const Endpoint &ep, uint32_t seq) {
+    const SqSlot &s = ep.ring[seq & (ep.sq_depth - 1)];
+    return s.cookie != 0 ? "RDMA READ (rendezvous)" : s.bounce >= 0 ? "SEND" : "inline SEND or credit WRITE";
+}
+
 void handle_send_wc(Ctx *c, const ibv_wc &wc) {
     uint32_t peer = wrid_peer(wc.wr_id);
     if (peer >= c->eps.size()) return;
     Endpoint &ep = c->eps[peer];
     bool ok = wc.status == IBV_WC_SUCCESS;
-    if (!ok && ep.state != ConnState::kFailed && wc.status != IBV_WC_WR_FLUSH_ERR) {
-        RDMX_ERROR("send: completion error %s (status %d, vendor_err 0x%x, opcode %d) to peer %d (%s) qp 0x%x",
-                   ibv_wc_status_str(wc.status), wc.status, wc.vendor_err, wc.opcode, ep.peer, ep.addr.c_str(),
-                   ep.qp_num);
-    }
     if (!ok && ep.state != ConnState::kFailed) {
-        rdmx_status_t why = wc.status == IBV_WC_REM_ACCESS_ERR || wc.status == IBV_WC_LOC_PROT_ERR
-                                ? RDMX_ERR_PROTOCOL
-                                : RDMX_ERR_PEER_LOST;
+        const rdmx_status_t why = wc_error_status(wc.status);
+        // Flushes follow the first error on a QP: only the first is news.
+        if (wc.status != IBV_WC_WR_FLUSH_ERR)
+            RDMX_ERROR("send: completion error %s (status %d, vendor_err 0x%x, opcode %d, %s) to peer %d (%s) "
+                       "qp 0x%x on %s: its operations fail with \"%s\"", ibv_wc_status_str(wc.status), wc.status,
+                       wc.vendor_err, wc.opcode, wr_what(ep, wrid_seq(wc.wr_id)), ep.peer, ep.addr.c_str(),
+                       ep.qp_num, c->dev.name(), rdmx_strerror(why));
+        if (why == RDMX_ERR_DEVICE) {
+            release_ring(c, ep, wrid_seq(wc.wr_id), false);
+            return fail_device(c, why);
+        }
         ep.error = why;
-        ep.set_state(ConnState::kFailed);
         fail_peer(c, ep.peer, why, ibv_wc_status_str(wc.status));
     }
     release_ring(c, ep, wrid_seq(wc.wr_id), ok);
@@ -52,10 +76,11 @@ void fail_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason) {
     if (ep.error == 0) ep.error = why;
     if (ep.state != ConnState::kFailed) {
         RDMX_WARN("peer %d (%s) lost: %s; its operations fail with \"%s\"", peer, ep.addr.c_str(), reason,
-                  rdmx_strerror(why));
+                  rdmx_strerror(static_cast<rdmx_status_t>(ep.error)));
         ep.set_state(ConnState::kFailed);
         if (ep.id) (void)vx::disconnect(ep.id.get());
     }
+    why = static_cast<rdmx_status_t>(ep.error);  // the first cause names every later failure
     while (ListNode *n = ep.pending.pop_front()) req_complete(c, container_of<rdmx_request, &rdmx_request::link>(n), why);
     rndv_fail_peer(c, peer, why);
     // Receives naming this peer can never match now; wildcards stay posted.
@@ -67,15 +92,30 @@ void fail_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason) {
     });
 }
 
+// The device is gone or broken: nothing on it can complete, and no new
+// operation starts (the API returns c->fatal). Pending requests, wildcard
+// receives and sends to ourselves waiting for a receive fail now, so no
+// wait can hang.
 void fail_device(Ctx *c, rdmx_status_t why) {
     if (c->fatal.exchange(why) != 0) return;
     RDMX_ERROR("device %s failed: every operation on it now fails with \"%s\"", c->dev.name(), rdmx_strerror(why));
-    for (Endpoint &ep : c->eps)
-        if (ep.peer != c->rank) fail_peer(c, ep.peer, why, "device failure");
+    for (Endpoint &ep : c->eps) {
+        if (ep.peer == c->rank) continue;
+        if (ep.state != ConnState::kFailed) ep.error = why;
+        fail_peer(c, ep.peer, why, "device failure");
+    }
+    c->stalled.clear();  // their queues were failed above
     c->matcher.for_each_posted([&](PostedEntry *pe) {
         c->matcher.cancel(pe);
         req_complete(c, static_cast<rdmx_request *>(pe), why);
     });
+    for (uint8_t s = 0; s < kNumSpaces; ++s) {
+        while (UnexpEntry *ue = c->matcher.find_unexpected({s, c->rank, kAnyTag}, true)) {
+            auto *u = static_cast<Unexp *>(ue);
+            if (u->self_send != nullptr) req_complete(c, u->self_send, why);
+            release_unexp(c, u);
+        }
+    }
 }
 
 static Endpoint *ep_of_qp(Ctx *c, ibv_qp *qp) {
@@ -84,34 +124,95 @@ static Endpoint *ep_of_qp(Ctx *c, ibv_qp *qp) {
     return it == c->cm.qpn_to_peer.end() ? nullptr : &c->eps[static_cast<size_t>(it->second)];
 }
 
+// Completions already queued came from before the failure or disconnect (CM
+// messages travel apart from data and may overtake it): deliver them first.
+static void drain_cq(Ctx *c);
+
+static void on_qp_event(Ctx *c, const ibv_async_event &ev) {
+    Endpoint *ep = ep_of_qp(c, ev.element.qp);
+    if (ep == nullptr) {
+        RDMX_WARN("async: %s on %s for qp 0x%x, which no connection uses (already closed)",
+                  ibv_event_type_str(ev.event_type), c->dev.name(), ev.element.qp ? ev.element.qp->qp_num : 0);
+        return;
+    }
+    // Access and request errors mean the peer sent what it must not; a fatal
+    // QP error means the connection is gone.
+    rdmx_status_t why = ev.event_type == IBV_EVENT_QP_FATAL ? RDMX_ERR_PEER_LOST : RDMX_ERR_PROTOCOL;
+    RDMX_ERROR("async: %s on %s qp 0x%x (peer %d, %s): its operations fail with \"%s\"",
+               ibv_event_type_str(ev.event_type), c->dev.name(), ep->qp_num, ep->peer, ep->addr.c_str(),
+               rdmx_strerror(why));
+    drain_cq(c);
+    fail_peer(c, ep->peer, why, ibv_event_type_str(ev.event_type));
+}
+
+static void on_port_event(Ctx *c, const ibv_async_event &ev) {
+    if (ev.element.port_num != c->dev.port()) return;
+    if (ev.event_type == IBV_EVENT_PORT_ERR) {
+        RDMX_ERROR("async: %s port %d went down (link down?): connections with data in flight fail when their "
+                   "transport retries run out; if the port stays down %.0f s (RDMX_PEER_TIMEOUT) every connection "
+                   "on it is declared lost", c->dev.name(), ev.element.port_num, c->cfg.peer_timeout);
+        if (c->port_down_ns == 0) c->port_down_ns = now_ns();
+    } else if (c->port_down_ns != 0) {
+        RDMX_WARN("async: %s port %d is ACTIVE again after %.1f s", c->dev.name(), ev.element.port_num,
+                  static_cast<double>(now_ns() - c->port_down_ns) * 1e-9);
+        c->port_down_ns = 0;
+    }
+}
+
+// A port that stays down past the peer timeout takes every connection on it.
+static void check_port_down(Ctx *c) {
+    if (c->port_down_ns == 0 || now_ns() - c->port_down_ns < static_cast<uint64_t>(c->cfg.peer_timeout * 1e9))
+        return;
+    ibv_port_attr pa{};
+    int e = vx::query_port(c->dev.ctx(), c->dev.port(), &pa);
+    c->port_down_ns = 0;
+    if (e == 0 && pa.state == IBV_PORT_ACTIVE) {
+        RDMX_WARN("async: %s port %d is ACTIVE again (its PORT_ACTIVE event was missed)", c->dev.name(),
+                  c->dev.port());
+        return;
+    }
+    RDMX_ERROR("async: %s port %d still %s after %.0f s (RDMX_PEER_TIMEOUT): every connection on it is lost",
+               c->dev.name(), c->dev.port(), e == 0 ? ibv_port_state_str(pa.state) : strerror(e), c->cfg.peer_timeout);
+    for (Endpoint &ep : c->eps)
+        if (ep.peer != c->rank && ep.state != ConnState::kFailed) fail_peer(c, ep.peer, RDMX_ERR_PEER_LOST, "port down");
+}
+
+static void dispatch_async(Ctx *c, const ibv_async_event &ev) {
+    switch (ev.event_type) {
+    case IBV_EVENT_COMM_EST:  // data beat ESTABLISHED: let the CM know
+        if (Endpoint *ep = ep_of_qp(c, ev.element.qp)) c->cm.notify_established(*ep);
+        return;
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR: return on_qp_event(c, ev);
+    case IBV_EVENT_SRQ_LIMIT_REACHED:
+        RDMX_WARN("async: SRQ low watermark reached on %s (receives re-posted late?); re-armed", c->dev.name());
+        (void)c->iface.arm_limit();
+        return;
+    case IBV_EVENT_CQ_ERR:  // overrun or a broken CQ: completions are lost
+    case IBV_EVENT_SRQ_ERR:
+    case IBV_EVENT_DEVICE_FATAL:
+        RDMX_ERROR("async: %s on %s: the device cannot be used any more (release it with rdmx_finalize)",
+                   ibv_event_type_str(ev.event_type), c->dev.name());
+        return fail_device(c, RDMX_ERR_DEVICE);
+    case IBV_EVENT_PORT_ERR:
+    case IBV_EVENT_PORT_ACTIVE: return on_port_event(c, ev);
+    case IBV_EVENT_QP_LAST_WQE_REACHED:  // follows a QP error on an SRQ QP: nothing more to do
+        RDMX_DEBUG("async: %s on %s", ibv_event_type_str(ev.event_type), c->dev.name());
+        return;
+    default: RDMX_INFO("async: %s on %s", ibv_event_type_str(ev.event_type), c->dev.name()); return;
+    }
+}
+
+// Every event is acked right after it is handled: destroying a QP or CQ
+// waits for the acks of the events that named it.
 static void handle_async(Ctx *c) {
     ibv_async_event ev;
     while (vx::get_async_event(c->dev.ctx(), &ev) == 0) {
-        Endpoint *ep = nullptr;
-        switch (ev.event_type) {
-        case IBV_EVENT_COMM_EST:  // data beat ESTABLISHED: let the CM know
-            if ((ep = ep_of_qp(c, ev.element.qp)) != nullptr) c->cm.notify_established(*ep);
-            break;
-        case IBV_EVENT_QP_FATAL:
-        case IBV_EVENT_QP_REQ_ERR:
-        case IBV_EVENT_QP_ACCESS_ERR:
-            if ((ep = ep_of_qp(c, ev.element.qp)) != nullptr)
-                fail_peer(c, ep->peer, RDMX_ERR_PEER_LOST, ibv_event_type_str(ev.event_type));
-            break;
-        case IBV_EVENT_SRQ_LIMIT_REACHED:
-            RDMX_WARN("async: SRQ low watermark reached on %s (receives re-posted late?); re-armed", c->dev.name());
-            (void)c->iface.arm_limit();
-            break;
-        case IBV_EVENT_CQ_ERR:
-        case IBV_EVENT_DEVICE_FATAL: fail_device(c, RDMX_ERR_DEVICE); break;
-        case IBV_EVENT_PORT_ERR:
-            RDMX_ERROR("async: %s port %d went down (link down?): connections fail as their QPs time out",
-                       c->dev.name(), ev.element.port_num);
-            break;
-        default: RDMX_INFO("async: %s on %s", ibv_event_type_str(ev.event_type), c->dev.name()); break;
-        }
+        dispatch_async(c, ev);
         vx::ack_async_event(&ev);
     }
+    check_port_down(c);
 }
 
 // Polls one batch of completions and dispatches them; negative on CQ failure.
@@ -125,9 +226,8 @@ static int poll_batch(Ctx *c) {
     return n;
 }
 
-// Completions already queued came from before the disconnect (CM messages
-// travel apart from data and may overtake it): deliver them first.
 static void drain_cq(Ctx *c) {
+    if (c->fatal.load(std::memory_order_relaxed) != 0) return;  // nothing on the device is trusted now
     while (poll_batch(c) > 0) {
     }
 }
@@ -140,8 +240,18 @@ static void set_peer_lost_hooks(Ctx *c) {
     c->cm.on_device_removal = [c]() { fail_device(c, RDMX_ERR_DEVICE); };
 }
 
+// After a device failure only CM and async events are read (and acked);
+// the data path of a removed or broken device is left alone.
+static int progress_fatal(Ctx *c) {
+    if (!c->cm.on_peer_lost) set_peer_lost_hooks(c);
+    int n = c->cm.poll_events();
+    handle_async(c);
+    return n;
+}
+
 int progress_locked(Ctx *c) {
     if (!c->transport) return 0;
+    if (c->fatal.load(std::memory_order_relaxed) != 0) return progress_fatal(c);
     int n = poll_batch(c);
     if (n < 0) {
         fail_device(c, RDMX_ERR_DEVICE);
@@ -186,7 +296,7 @@ static void block_on_fds(Ctx *c, int timeout_ms) {
         return;
     }
     c->lock.lock();
-    (void)c->iface.arm_cq();
+    if (c->fatal.load(std::memory_order_relaxed) == 0) (void)c->iface.arm_cq();
     int n = progress_locked(c);
     bool stalled = !c->stalled.empty();
     bool notify = c->notify_pending;

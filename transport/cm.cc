@@ -22,8 +22,15 @@ constexpr uint8_t kRetryCount = 7;
 constexpr uint8_t kRnrRetryCount = 7;
 }  // namespace
 
+// Runs after the owner destroyed the QPs, CQ, SRQ, MRs and PD: ids go last,
+// since the last id on a device is what lets librdmacm close its context.
 ConnManager::~ConnManager() {
     for (rdma_cm_id *id : graveyard_) CmIdDeleter{}(id);
+    listen_id_.reset();
+    if (device_removed_) {
+        vx::release_removed_devices();
+        RDMX_INFO("cm: resources on the removed device %s released", dev_ ? dev_->name() : "?");
+    }
 }
 
 rdmx_status_t ConnManager::listen(const sockaddr_in &addr) {
@@ -289,9 +296,34 @@ void ConnManager::on_disconnected(Endpoint &ep) {
     if (on_peer_lost) on_peer_lost(ep.peer, RDMX_ERR_PEER_LOST);
 }
 
+// Device-wide events arrive on every id of the device, the listening id
+// (no endpoint) included: report once, act once.
+void ConnManager::on_device_event(const rdma_cm_event *ev) {
+    auto *ep = static_cast<Endpoint *>(ev->id->context);
+    char where[48] = "the listening id";
+    if (ep != nullptr && ep->id.get() == ev->id) std::snprintf(where, sizeof(where), "peer %d's connection", ep->peer);
+    if (ev->event == RDMA_CM_EVENT_ADDR_CHANGE) {
+        RDMX_WARN("cm: the address of device %s changed (seen on %s): established connections keep working "
+                  "while the port does, new ones may fail", dev_ ? dev_->name() : "?", where);
+        return;
+    }
+    if (device_removed_) return;
+    device_removed_ = true;
+    RDMX_ERROR("cm: device %s was removed (RDMA_CM_EVENT_DEVICE_REMOVAL, first seen on %s): every operation "
+               "now fails with \"%s\"; call rdmx_finalize to release it (the kernel completes the removal only "
+               "then)", dev_ ? dev_->name() : "?", where, rdmx_strerror(RDMX_ERR_DEVICE));
+    if (bringing_up_) {
+        fatal_ = true;
+        for (Endpoint &e : *eps_)
+            if (e.peer != p_.rank && e.state != ConnState::kConnected) e.error = RDMX_ERR_DEVICE;
+    }
+    if (on_device_removal) on_device_removal();
+}
+
 void ConnManager::dispatch(CmEvent &ev) {
     const rdma_cm_event_type type = ev->event;
     if (type == RDMA_CM_EVENT_CONNECT_REQUEST) return on_connect_request(ev);
+    if (type == RDMA_CM_EVENT_DEVICE_REMOVAL || type == RDMA_CM_EVENT_ADDR_CHANGE) return on_device_event(ev.get());
     auto *ep = static_cast<Endpoint *>(ev->id->context);
     if (ep == nullptr || ep->id.get() != ev->id) {  // an id we already buried
         RDMX_DEBUG("cm: %s for a retired id (status %d)", rdma_event_str(type), ev->status);
@@ -311,14 +343,6 @@ void ConnManager::dispatch(CmEvent &ev) {
     case RDMA_CM_EVENT_UNREACHABLE:
     case RDMA_CM_EVENT_CONNECT_ERROR: return on_transient(*ep, ev.get());
     case RDMA_CM_EVENT_DISCONNECTED: return on_disconnected(*ep);
-    case RDMA_CM_EVENT_DEVICE_REMOVAL:
-        RDMX_ERROR("cm: device %s removed (peer %d's connection)", dev_ ? dev_->name() : "?", ep->peer);
-        if (on_device_removal) on_device_removal();
-        return;
-    case RDMA_CM_EVENT_ADDR_CHANGE:
-        RDMX_WARN("cm: the address of the device behind peer %d's connection changed; established "
-                  "connections keep working, new ones may fail", ep->peer);
-        return;
     case RDMA_CM_EVENT_TIMEWAIT_EXIT: return;
     case RDMA_CM_EVENT_CONNECT_RESPONSE:  // only for ids without a QP; ours always have one
     case RDMA_CM_EVENT_MULTICAST_JOIN:
@@ -366,6 +390,7 @@ rdmx_status_t ConnManager::report_unconnected(bool timed_out) const {
                    conn_state_name(ep.state), ep.attempts, ep.last_event, ep.last_status,
                    ep.peer < p_.rank ? " (waiting for it to connect to us: did it start?)" : "");
     }
+    if (device_removed_) return RDMX_ERR_DEVICE;
     return timed_out ? RDMX_ERR_TIMEOUT : RDMX_ERR_CONNECT;
 }
 

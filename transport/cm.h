@@ -55,6 +55,10 @@ public:
     void notify_established(Endpoint &ep);
     // Disconnects every endpoint and waits (bounded) for DISCONNECTED.
     void disconnect_all(double timeout);
+    // RDMA_CM_EVENT_DEVICE_REMOVAL was seen: the owner fails everything and
+    // releases its verbs objects; this object then releases the ids and lets
+    // librdmacm close the device (see the destructor).
+    bool device_removed() const { return device_removed_; }
 
     PeerLostFn on_peer_lost;
     QpEventFn on_device_removal;
@@ -62,6 +66,7 @@ public:
 
 private:
     void dispatch(CmEvent &ev);
+    void on_device_event(const rdma_cm_event *ev);
     void on_addr_resolved(Endpoint &ep);
     void on_route_resolved(Endpoint &ep);
     void on_connect_request(CmEvent &ev);
@@ -88,6 +93,7 @@ private:
     bool fatal_ = false;
     bool finalizing_ = false;
     bool bringing_up_ = false;          // inside connect_all
+    bool device_removed_ = false;
     std::vector<rdma_cm_id *> graveyard_;  // destroyed after the current event is acked
     EventChannelHandle channel_;
     CmIdHandle listen_id_;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <string>
 
@@ -19,6 +20,19 @@ std::atomic<int> g_inject_err{0};
 int from_ptr(const void *p) { return p != nullptr ? 0 : (errno != 0 ? errno : ENOMEM); }
 int from_ret(int r) { return r == 0 ? 0 : (r > 0 ? r : (errno != 0 ? errno : EIO)); }
 int from_minus1(int r) { return r == 0 ? 0 : (errno != 0 ? errno : EIO); }
+
+struct SyntheticAsync {
+    ibv_context *ctx;
+    ibv_async_event ev;
+};
+std::atomic<int> g_async_queued{0};     // fast path: no lock unless a test injected
+std::deque<SyntheticAsync> g_async_q;   // guarded by g_inject_mu
+bool g_async_out = false;               // a synthetic event was handed out, not yet acked
+ibv_async_event g_async_last{};
+
+bool same_event(const ibv_async_event &a, const ibv_async_event &b) {
+    return a.event_type == b.event_type && std::memcmp(&a.element, &b.element, sizeof(a.element)) == 0;
+}
 
 int injected(const char *name) {
     if (g_inject_err.load(std::memory_order_relaxed) == 0) return 0;
@@ -89,11 +103,37 @@ int arm_srq_limit(ibv_srq *srq, unsigned limit) {
     a.srq_limit = limit;
     return from_ret(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT));
 }
+void inject_async_event(ibv_context *ctx, const ibv_async_event &ev) {
+    std::lock_guard<std::mutex> g(g_inject_mu);
+    g_async_q.push_back({ctx, ev});
+    g_async_queued.fetch_add(1);
+}
 int get_async_event(ibv_context *c, ibv_async_event *ev) {
+    if (g_async_queued.load(std::memory_order_relaxed) != 0) {
+        std::lock_guard<std::mutex> g(g_inject_mu);
+        for (auto it = g_async_q.begin(); it != g_async_q.end() && !g_async_out; ++it) {
+            if (it->ctx != c) continue;
+            *ev = it->ev;
+            g_async_last = it->ev;
+            g_async_out = true;
+            g_async_q.erase(it);
+            g_async_queued.fetch_sub(1);
+            return 0;
+        }
+    }
     errno = 0;
     return from_minus1(ibv_get_async_event(c, ev));
 }
-void ack_async_event(ibv_async_event *ev) { ibv_ack_async_event(ev); }
+void ack_async_event(ibv_async_event *ev) {
+    {
+        std::lock_guard<std::mutex> g(g_inject_mu);
+        if (g_async_out && same_event(*ev, g_async_last)) {
+            g_async_out = false;
+            return;
+        }
+    }
+    ibv_ack_async_event(ev);
+}
 int set_nonblock(int fd) {
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) return errno;
@@ -159,5 +199,12 @@ int get_cm_event(rdma_event_channel *ch, rdma_cm_event **ev) {
     return from_minus1(rdma_get_cm_event(ch, ev));
 }
 int ack_cm_event(rdma_cm_event *ev) { return from_minus1(rdma_ack_cm_event(ev)); }
+void release_removed_devices() {
+    // rdma_get_devices rescans and closes the contexts of devices that are
+    // gone and no longer referenced; the list itself is of no use here. As a
+    // side effect librdmacm opens the devices still present (and keeps them
+    // open until exit), so this runs only after a removal.
+    if (ibv_context **list = rdma_get_devices(nullptr)) rdma_free_devices(list);
+}
 
 }  // namespace rdmx::vx

@@ -12,6 +12,11 @@ namespace rdmx::vx {
 // Fault injection for tests: when set to an errno, the next wrapped call
 // whose name contains `fail_match` fails with it (once).
 void inject_failure(const char *fail_match, int err);
+// Fault injection for tests: queues a synthetic async event that the next
+// get_async_event on ctx returns before any real one. Its ack is swallowed
+// (acking an event the library never reported would unbalance the counts
+// ibv_destroy_qp/cq wait on). Inert unless called.
+void inject_async_event(ibv_context *ctx, const ibv_async_event &ev);
 
 int query_device(ibv_context *ctx, ibv_device_attr *attr);
 int query_port(ibv_context *ctx, uint8_t port, ibv_port_attr *attr);
@@ -59,5 +64,9 @@ int disconnect(rdma_cm_id *id);
 int notify(rdma_cm_id *id, ibv_event_type ev);
 int get_cm_event(rdma_event_channel *ch, rdma_cm_event **ev);
 int ack_cm_event(rdma_cm_event *ev);
+// After every id on a removed device is destroyed: librdmacm closes its
+// verbs context for that device only once it rescans the device list, and
+// the kernel finishes the removal only when that context is closed.
+void release_removed_devices();
 
 }  // namespace rdmx::vx

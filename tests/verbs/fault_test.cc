@@ -5,20 +5,21 @@
 //            the dead rank completes with RDMX_ERR_PEER_LOST within the
 //            bound; wildcard receives stay usable; survivors exchange and
 //            finalize.
-#include <signal.h>
-#include <unistd.h>
-
-#include <chrono>
+//   async  - synthetic asynchronous events (np 5). Every rank first gets the
+//            harmless ones (SRQ_LIMIT_REACHED, PORT_ERR then PORT_ACTIVE,
+//            LID_CHANGE) and all pairs still exchange. Then rank 0 gets
+//            QP_FATAL on its QP to rank 1, rank 3 CQ_ERR and rank 4
+//            DEVICE_FATAL: 0 and 1 lose each other (PEER_LOST), 3 and 4 see
+//            RDMX_ERR_DEVICE on every operation, the others lose 3 and 4
+//            (PEER_LOST); 0, 1 and 2 still exchange; everyone finalizes.
 #include <string>
-#include <thread>
 
-#include "harness.h"
+#include "fault_util.h"
+#include "protocols/fault_inject.h"
 
 namespace {
 
-double since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using rt::since;
 
 void survivors_exchange(rdmx_context_h ctx, int me, int alive) {
     for (int p = 1; p < alive; ++p) {
@@ -79,6 +80,50 @@ void t_kill(rdmx_context_h ctx, int me, int np, double bound) {
     std::printf("rank %d: peer loss reported in %.2f s\n", me, since(t0));
 }
 
+// Waits on a receive from `from` that is never sent; it must end with `want`.
+void expect_loss(rdmx_context_h ctx, int from, rdmx_status_t want, double bound) {
+    int sink = 0;
+    rdmx_request_h r = nullptr;
+    auto t0 = std::chrono::steady_clock::now();
+    rdmx_status_t st = rdmx_irecv(ctx, &sink, 4, from, 77, &r);
+    if (st == RDMX_OK) st = rt::wait_bounded(&r, bound, "a receive from a failed peer");
+    RT_CHECK(st == want, "receive from %d ended with %d (%s), want %s", from, st, rdmx_strerror(st),
+             rdmx_strerror(want));
+    std::printf("rank %d: receive from %d: %s after %.2f s\n", rt::g_rank, from, rdmx_strerror(st), since(t0));
+}
+
+void t_async(rdmx_context_h ctx, int me, int np, double bound) {
+    std::vector<int> all;
+    for (int p = 0; p < np; ++p) all.push_back(p);
+    for (const char *ev : {"srq_limit", "port_err", "port_active", "lid_change"})
+        RT_OK(rdmx::inject_async_event(ctx, ev, -1));
+    rt::group_exchange(ctx, me, all, 100);
+    RT_CHECK(rdmx::inject_async_event(ctx, "no_such_event", -1) == RDMX_ERR_INVALID_ARG, "unknown event accepted");
+    RT_CHECK(rdmx::inject_async_event(ctx, "qp_fatal", me) == RDMX_ERR_INVALID_ARG, "QP event on self accepted");
+    if (me == 0) RT_OK(rdmx::inject_async_event(ctx, "qp_fatal", 1));
+    if (me == 3) RT_OK(rdmx::inject_async_event(ctx, "cq_err", -1));
+    if (me == 4) RT_OK(rdmx::inject_async_event(ctx, "device_fatal", -1));
+    if (me >= 3) {
+        expect_loss(ctx, 0, RDMX_ERR_DEVICE, bound);
+        int v = 0;
+        rdmx_request_h r = nullptr;
+        rdmx_status_t st = rdmx_isend(ctx, &v, 4, 2, 5, &r);
+        RT_CHECK(st == RDMX_ERR_DEVICE && r == nullptr, "isend after a device failure returned %d", st);
+        return;
+    }
+    if (me <= 1) expect_loss(ctx, 1 - me, RDMX_ERR_PEER_LOST, bound);
+    expect_loss(ctx, 3, RDMX_ERR_PEER_LOST, bound);
+    expect_loss(ctx, 4, RDMX_ERR_PEER_LOST, bound);
+    rt::group_exchange(ctx, me, me == 2 ? std::vector<int>{0, 1, 2} : std::vector<int>{me, 2}, 200);
+    if (me <= 1) {
+        int v = 0;
+        rdmx_request_h r = nullptr;
+        rdmx_status_t st = rdmx_isend(ctx, &v, 4, 1 - me, 6, &r);
+        if (st == RDMX_OK) st = rt::wait_bounded(&r, bound, "a send to a failed peer");
+        RT_CHECK(st == RDMX_ERR_PEER_LOST, "send after QP_FATAL returned %d", st);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -91,6 +136,11 @@ int main(int argc, char **argv) {
     int me = rdmx_rank(ctx), np = rdmx_size(ctx);
     RT_CHECK(np >= 3, "needs 3 or more ranks");
     if (which == "kill") t_kill(ctx, me, np, 30.0);
+    else if (which == "async") {
+        RT_CHECK(np == 5, "async needs 5 ranks");
+        t_async(ctx, me, np, 20.0);
+    }
+    else RT_CHECK(false, "unknown case %s", which.c_str());
     RT_OK(rdmx_finalize(ctx));
     std::printf("fault %s: rank %d survived OK\n", which.c_str(), me);
     if (me == 0) std::printf("fault %s: survivors OK\n", which.c_str());
