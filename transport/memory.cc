@@ -40,8 +40,7 @@ rdmx_status_t Slab::init(ibv_pd *pd, const char *dev, uint32_t count, size_t siz
     }
     base_ = static_cast<char *>(p);
     std::memset(base_, 0, bytes_);  // first touch: pages land on this thread's node
-    free_.reserve(count);
-    for (uint32_t i = count; i-- > 0;) free_.push_back(i);
+    free_.reset(count);
     return register_memory(pd, dev, base_, bytes_, access, &mr_);
 }
 

@@ -3,8 +3,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
+#include "core/pool.h"
 #include "transport/handles.h"
 #include "rdmx/rdmx.h"
 
@@ -29,14 +29,9 @@ public:
     uint32_t count() const { return count_; }
     size_t size() const { return size_; }
     // Free list (send pools); receive pools recycle through the SRQ instead.
-    bool get(uint32_t *idx) {
-        if (free_.empty()) return false;
-        *idx = free_.back();
-        free_.pop_back();
-        return true;
-    }
-    void put(uint32_t idx) { free_.push_back(idx); }
-    size_t free_count() const { return free_.size(); }
+    bool get(uint32_t *idx) { return free_.get(idx); }
+    void put(uint32_t idx) { free_.put(idx); }
+    size_t free_count() const { return free_.free_count(); }
 
 private:
     char *base_ = nullptr;
@@ -44,7 +39,7 @@ private:
     size_t size_ = 0;
     size_t stride_ = 0;
     uint32_t count_ = 0;
-    std::vector<uint32_t> free_;
+    FreeList free_;
     MrHandle mr_;  // declared after the memory it covers: deregistered first
 };
 
