@@ -118,6 +118,37 @@ bool p_str(const char *s, std::string *o) {
 
 }  // namespace
 
+// Rendezvous tuning: environment only (no config-struct fields yet).
+static bool parse_proto(const char *s, Config::RndvProto *out) {
+    if (std::strcmp(s, "auto") == 0) *out = Config::RndvProto::kAuto;
+    else if (std::strcmp(s, "get") == 0) *out = Config::RndvProto::kGet;
+    else if (std::strcmp(s, "put") == 0) *out = Config::RndvProto::kPut;
+    else return false;
+    return true;
+}
+
+static std::string show_proto(const Config::RndvProto &p) {
+    return p == Config::RndvProto::kGet ? "get" : p == Config::RndvProto::kPut ? "put" : "auto";
+}
+
+static void load_rndv(Resolver &r, Config &c) {
+    r.field<Config::RndvProto>("RDMX_RNDV_PROTO", "rendezvous protocol: get (receiver READs), put (sender WRITEs), "
+                               "auto (put on soft RoCE, get elsewhere)", &c.rndv_proto, false,
+                               Config::RndvProto::kAuto, parse_proto, show_proto);
+    r.field<unsigned>("RDMX_RNDV_READS", "RDMA READs in flight per peer", &c.rndv_reads, false, 0u, p_unsigned,
+                      show_unsigned);
+    r.field<size_t>("RDMX_RNDV_CHUNK", "largest single RDMA READ, bytes", &c.rndv_chunk, false, size_t{0}, p_size,
+                    show_size);
+    r.field<unsigned>("RDMX_RNDV_WINDOWS", "expose rendezvous buffers through type 2 memory windows: 0 off, 1 on, "
+                      "2 auto (on unless soft RoCE)", &c.rndv_windows, false, 0u, p_unsigned, show_unsigned);
+    r.field<unsigned>("RDMX_RCACHE", "1: cache rendezvous registrations; 0: register per transfer", &c.rcache,
+                      false, 0u, p_unsigned, show_unsigned);
+    r.field<size_t>("RDMX_RCACHE_MAX", "bytes the registration cache may pin (0: a quarter of RAM, at most half "
+                    "the locked-memory limit)", &c.rcache_max, false, size_t{0}, p_size, show_size);
+    r.field<unsigned>("RDMX_RCACHE_MAX_REGIONS", "registrations the cache may hold", &c.rcache_max_regions, false, 0u,
+                      p_unsigned, show_unsigned);
+}
+
 rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     rdmx_config_t none;
     rdmx_config_init(&none);
@@ -147,7 +178,13 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                     u.peer_timeout > 0, u.peer_timeout, parse_double, show_double);
     r.field<unsigned>("RDMX_SPIN_US", "microseconds to busy-poll before blocking", &spin_us, false, 0u,
                       p_unsigned, show_unsigned);
+    load_rndv(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;
+    if (rndv_reads == 0 || rndv_chunk < 4096 || rcache > 1 || rndv_windows > 2) {
+        RDMX_ERROR("config: RDMX_RNDV_READS=%u must be >= 1, RDMX_RNDV_CHUNK=%zu >= 4096, RDMX_RCACHE=%u 0 or 1, "
+                   "RDMX_RNDV_WINDOWS=%u 0, 1 or 2", rndv_reads, rndv_chunk, rcache, rndv_windows);
+        return RDMX_ERR_INVALID_ARG;
+    }
     if (eager_limit > (1u << 20) || eager_limit < 64) {
         RDMX_ERROR("config: RDMX_EAGER_LIMIT=%zu out of range [64, 1 MiB]", eager_limit);
         return RDMX_ERR_INVALID_ARG;

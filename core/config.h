@@ -32,6 +32,15 @@ struct Config {
     double connect_timeout = 60.0;
     double peer_timeout = 30.0;
     unsigned spin_us = 20;         // RDMX_SPIN_US: busy-poll before blocking
+    // Rendezvous.
+    enum class RndvProto : uint8_t { kAuto, kGet, kPut };
+    RndvProto rndv_proto = RndvProto::kAuto;  // RDMX_RNDV_PROTO: get (RDMA READ), put (RDMA WRITE)
+    unsigned rndv_reads = 8;       // RDMX_RNDV_READS: RDMA READs in flight per peer
+    size_t rndv_chunk = 1u << 20;  // RDMX_RNDV_CHUNK: largest single READ
+    unsigned rndv_windows = 2;     // RDMX_RNDV_WINDOWS: 0 off, 1 on, 2 auto (on unless soft RoCE)
+    unsigned rcache = 1;           // RDMX_RCACHE: cache registrations (0 = register per transfer)
+    size_t rcache_max = 0;         // RDMX_RCACHE_MAX: bytes the cache may pin; 0 = auto
+    unsigned rcache_max_regions = 4096;
     // Bootstrap through the caller's runtime.
     rdmx_allgather_fn_t allgather = nullptr;
     void *allgather_arg = nullptr;

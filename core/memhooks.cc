@@ -124,6 +124,12 @@ bool patch(void *libc, const char *name, void *hook, const char **why) {
     return true;
 }
 
+// An entry that starts with a jump was patched by someone else.
+bool already_patched(const uint8_t *fn) {
+    return fn[0] == 0xe9 || fn[0] == 0xeb || (fn[0] == 0xff && fn[1] == 0x25) ||
+           ((fn[0] == 0x48 || fn[0] == 0x49) && (fn[1] == 0xb8 || fn[1] == 0xbb));
+}
+
 bool install_all(const char **why) {
     void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
     if (libc == nullptr) {
@@ -135,11 +141,18 @@ bool install_all(const char **why) {
     void *hooks[] = {reinterpret_cast<void *>(&hook_munmap), reinterpret_cast<void *>(&hook_mmap),
                      reinterpret_cast<void *>(&hook_mremap), reinterpret_cast<void *>(&hook_madvise),
                      reinterpret_cast<void *>(&hook_shmdt),  reinterpret_cast<void *>(&hook_brk)};
-    for (const char *n : names)
+    for (const char *n : names) {
         if (dlsym(libc, n) == nullptr) {
             *why = "a libc function to hook was not found";
             return false;
         }
+        if (already_patched(static_cast<const uint8_t *>(dlsym(libc, n)))) {
+            // Another runtime (UCX's or Open MPI's memory hooks) got there
+            // first; overwriting its jump would blind it.
+            *why = "libc's memory functions are already hooked by another library";
+            return false;
+        }
+    }
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i)
         if (!patch(libc, names[i], hooks[i], why)) return false;
     return true;

@@ -13,10 +13,10 @@ RegCache::RegCache(const Ops &ops, size_t max_bytes, size_t max_regions)
       page_(static_cast<uintptr_t>(sysconf(_SC_PAGESIZE))) {}
 
 RegCache::~RegCache() {
-    while (!by_start_.empty()) {
-        Region *r = by_start_.begin()->second;
+    while (ListNode *n = all_.first()) {
+        Region *r = container_of<Region, &Region::all>(n);
         detach(r);
-        if (r->refs == 0) drop(r);  // a busy one belongs to its transfer now
+        drop(r);
     }
 }
 
@@ -33,6 +33,7 @@ void RegCache::detach(Region *r) {
 
 void RegCache::drop(Region *r) {
     stats_.transient_bytes -= r->bytes();
+    List::unlink(&r->all);
     ops_.dereg(ops_.arg, r->handle);
     delete r;
 }
@@ -101,6 +102,7 @@ rdmx_status_t RegCache::add(uintptr_t start, uintptr_t end, bool cache, Region *
     r->end = end;
     r->handle = handle;
     r->refs = 1;
+    all_.push_back(&r->all);
     if (cache) {
         by_start_.emplace(start, r);
         r->cached = true;

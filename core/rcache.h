@@ -38,6 +38,7 @@ public:
         uint32_t refs = 0;
         bool cached = false;      // in the map; false: dropped at the last put
         ListNode lru;             // idle cached regions, oldest first
+        ListNode all;             // every live region, cached or not
         size_t bytes() const { return end - start; }
     };
     struct Ops {
@@ -62,7 +63,7 @@ public:
     RegCache(const Ops &ops, size_t max_bytes, size_t max_regions);
     RegCache(const RegCache &) = delete;
     RegCache &operator=(const RegCache &) = delete;
-    ~RegCache();  // deregisters everything; call when no transfer is in flight
+    ~RegCache();  // deregisters everything, busy or not: no put() may follow
 
     // A registration covering [addr, addr+len) (len > 0), with a reference
     // the caller returns through put().
@@ -90,6 +91,7 @@ private:
     uintptr_t page_;
     std::map<uintptr_t, Region *> by_start_;
     List idle_;
+    List all_;
     memhooks::Cursor releases_;
     Stats stats_;
 };

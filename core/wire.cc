@@ -77,7 +77,11 @@ DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hd
     case MsgType::kRts:
         if (body != sizeof(RndvDesc)) return DecodeError::kBadLength;
         return DecodeError::kOk;
+    case MsgType::kCts:
+        if (body != sizeof(RndvDesc)) return DecodeError::kBadLength;
+        return DecodeError::kOk;
     case MsgType::kFin:
+    case MsgType::kPutFin:
         if (body != sizeof(FinBody)) return DecodeError::kBadLength;
         return DecodeError::kOk;
     case MsgType::kCredit:
@@ -91,7 +95,14 @@ DecodeError decode_rts(const void *buf, size_t len, const MsgHdr &hdr, RndvDesc 
     if (len != sizeof(MsgHdr) + sizeof(RndvDesc)) return DecodeError::kBadLength;
     std::memcpy(out, static_cast<const char *>(buf) + sizeof(MsgHdr), sizeof(*out));
     if (out->length != hdr.length || out->length == 0) return DecodeError::kBadLength;
-    if (out->addr + out->length < out->addr) return DecodeError::kBadField;
+    if (out->addr + out->length < out->addr || (out->flags & ~kDescPut) != 0) return DecodeError::kBadField;
+    return DecodeError::kOk;
+}
+
+DecodeError decode_cts(const void *buf, size_t len, RndvDesc *out) {
+    if (len != sizeof(MsgHdr) + sizeof(RndvDesc)) return DecodeError::kBadLength;
+    std::memcpy(out, static_cast<const char *>(buf) + sizeof(MsgHdr), sizeof(*out));
+    if (out->addr + out->length < out->addr || out->flags != 0) return DecodeError::kBadField;
     return DecodeError::kOk;
 }
 

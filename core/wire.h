@@ -75,6 +75,9 @@ enum class MsgType : uint8_t {
     kRts = 2,     // rendezvous request: RndvDesc follows
     kFin = 3,     // rendezvous done (receiver -> sender): cookie names the send
     kCredit = 4,  // explicit credit return, no payload (unused when RDMA WRITE carries credits)
+    kCts = 5,     // rendezvous put: receiver -> sender, RndvDesc of the receive buffer follows;
+                  // cookie names the send, length carries the receiver's transfer id
+    kPutFin = 6,  // rendezvous put done (sender -> receiver): cookie names the receive
 };
 
 struct MsgHdr {
@@ -95,9 +98,10 @@ struct RndvDesc {       // follows an RTS header
     uint64_t addr;      // sender's buffer
     uint64_t length;    // == MsgHdr::length
     uint32_t rkey;
-    uint32_t reserved;
+    uint32_t flags;     // RTS: kDescPut asks the receiver for a CTS; otherwise 0
 };
 static_assert(std::is_trivially_copyable_v<RndvDesc> && sizeof(RndvDesc) == 24);
+constexpr uint32_t kDescPut = 1;
 
 struct FinBody {        // follows a FIN header
     int32_t status;     // 0 ok, else the receiver's failure
@@ -113,5 +117,7 @@ DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hd
 // Checks an RTS body: sizes agree with the header and the range does not wrap.
 DecodeError decode_rts(const void *buf, size_t len, const MsgHdr &hdr, RndvDesc *out);
 DecodeError decode_fin(const void *buf, size_t len, FinBody *out);
+// Checks a CTS body: the range does not wrap (length 0: nothing to write).
+DecodeError decode_cts(const void *buf, size_t len, RndvDesc *out);
 
 }  // namespace rdmx::wire

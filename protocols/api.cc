@@ -265,6 +265,34 @@ rdmx_status_t rdmx_probe(rdmx_context_h ctx, int source, int tag, rdmx_msg_info_
     }
 }
 
+void rdmx_stats_init(rdmx_stats_t *stats) {
+    if (stats == nullptr) return;
+    std::memset(stats, 0, sizeof(*stats));
+    stats->struct_size = sizeof(*stats);
+}
+
+rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats) {
+    if (rdmx_status_t st = check_ctx("rdmx_get_stats", ctx)) return st;
+    if (stats == nullptr) RDMX_BAD_ARG("rdmx_get_stats: stats is NULL");
+    if (stats->struct_size < sizeof(rdmx_stats_t))
+        RDMX_BAD_ARG("rdmx_get_stats: stats->struct_size is %zu (call rdmx_stats_init first)", stats->struct_size);
+    std::lock_guard<rdmx::SpinLock> g(ctx->lock);
+    stats->rcache_enabled = ctx->rcache != nullptr;
+    stats->rndv_windows = ctx->rndv_mw;
+    if (ctx->rcache) {
+        const rdmx::RegCache::Stats &s = ctx->rcache->stats();
+        stats->rcache_hits = s.hits;
+        stats->rcache_misses = s.misses;
+        stats->rcache_evictions = s.evictions;
+        stats->rcache_invalidations = s.invalidations + s.flushes;
+        stats->rcache_bytes = s.bytes;
+        stats->rcache_peak_bytes = s.peak_bytes;
+        stats->rcache_max_bytes = ctx->rcache->max_bytes();
+        stats->rcache_transient_bytes = s.transient_bytes;
+    }
+    return RDMX_OK;
+}
+
 int rdmx_progress(rdmx_context_h ctx) {
     if (ctx == nullptr || ctx->finalized.load()) return 0;
     try {

@@ -85,6 +85,20 @@ static void on_message(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const char *
         recycle(c, &ep, idx);
         return rndv_on_fin(c, ep, h, f);
     }
+    case wire::MsgType::kCts: {
+        wire::RndvDesc d{};
+        if (wire::decode_cts(buf, len, &d) != wire::DecodeError::kOk)
+            return protocol_violation(c, ep, idx, "bad CTS");
+        recycle(c, &ep, idx);
+        return rndv_on_cts(c, ep, h, d);
+    }
+    case wire::MsgType::kPutFin: {
+        wire::FinBody f{};
+        if (wire::decode_fin(buf, len, &f) != wire::DecodeError::kOk)
+            return protocol_violation(c, ep, idx, "bad PutFin");
+        recycle(c, &ep, idx);
+        return rndv_on_put_fin(c, ep, h, f);
+    }
     case wire::MsgType::kCredit: return recycle(c, &ep, idx);
     }
 }
@@ -96,7 +110,8 @@ void handle_recv(Ctx *c, const ibv_wc &wc) {
         // SRQ receives are not flushed by a QP error: this one names its QP,
         // whose connection is broken (e.g. the peer sent more than a buffer).
         const int peer = it != c->cm.qpn_to_peer.end() ? it->second : -1;
-        const rdmx_status_t why = wc_error_status(wc.status);
+        // A receive too short for what arrived: the peer broke the size limit.
+        const rdmx_status_t why = wc.status == IBV_WC_LOC_LEN_ERR ? RDMX_ERR_PROTOCOL : wc_error_status(wc.status);
         RDMX_ERROR("recv: completion error %s (status %d, vendor_err 0x%x, opcode %d) from peer %d qp 0x%x on %s",
                    ibv_wc_status_str(wc.status), wc.status, wc.vendor_err, wc.opcode, peer, wc.qp_num,
                    c->dev.name());

@@ -74,6 +74,7 @@ rdmx_status_t open_transport(Ctx *c) {
                             IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
     if (st != RDMX_OK) return st;
     c->max_msg = c->dev.port_attr().max_msg_sz;
+    rndv_setup(c);
     RDMX_INFO("device %s:%u at %s, SRQ %u x %zu B, %u credits per peer", c->dev.name(), c->dev.port(),
               sockaddr_str(c->cm.bound_addr()).c_str(), c->cfg.srq_depth, buf, c->credits);
     return RDMX_OK;
@@ -151,7 +152,8 @@ void flush_send_queues(Ctx *c) {
 }
 
 bool quiet(Ctx *c) {
-    if (!c->rndv_sends.empty() || !c->rndv_recvs.empty() || !c->stalled.empty()) return false;
+    if (!c->rndv_sends.empty() || !c->rndv_xfers.empty() || !c->rndv_puts.empty() || !c->stalled.empty())
+        return false;
     for (const Endpoint &ep : c->eps)
         if (ep.usable() && ep.peer != c->rank && ep.sq_done != ep.sq_posted) return false;
     return true;

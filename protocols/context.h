@@ -55,6 +55,15 @@ struct rdmx_context {
     rdmx::Iface iface;
     rdmx::Slab send_pool;
     rdmx::Slab credit_mem;               // size slots peers RDMA-WRITE credit grants into
+    // Rendezvous registrations: after the PD, before the endpoints whose
+    // memory windows are bound to its MRs (windows must go first).
+    rdmx::MrRegistrar registrar;
+    std::unique_ptr<rdmx::RegCache> rcache;  // null: register per transfer
+    bool rndv_mw = false;                // buffers are exposed through type 2 windows
+    bool rndv_put = false;               // rendezvous by RDMA WRITE (else READ)
+    uint32_t rndv_reads = 8;             // READs in flight per peer
+    size_t rndv_chunk = 1u << 20;        // largest READ
+    uint64_t watchdog_ns = 0;            // last stalled-READ check
     std::vector<rdmx::Endpoint> eps;
     std::vector<sockaddr_in> addrs;
     size_t eager_limit = 0;
@@ -67,7 +76,8 @@ struct rdmx_context {
     rdmx::SpinLock lock;
     rdmx::TagMatcher matcher;
     std::unordered_map<uint64_t, rdmx_request *> rndv_sends;  // cookie -> send waiting for FIN
-    std::unordered_map<uint64_t, rdmx_request *> rndv_recvs;  // read id -> receive reading
+    std::unordered_map<uint64_t, rdmx_request *> rndv_xfers;  // request -> transfer moving data (READ/WRITE)
+    std::unordered_map<uint64_t, rdmx_request *> rndv_puts;   // our id -> put receive awaiting PutFin
     uint64_t next_cookie = 1;
     size_t unexpected_bytes = 0;
     size_t held_bufs = 0;
@@ -125,6 +135,21 @@ void rndv_on_fin(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::FinBod
 void rndv_on_read_done(Ctx *c, uint64_t id, uint32_t bytes, bool ok);
 void rndv_issue_reads(Ctx *c, Endpoint &ep);
 void rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why);
+void rndv_setup(Ctx *c);
+bool rndv_bind_window(Ctx *c, Endpoint &ep, rdmx_request *r, size_t len, int access, uint32_t *rkey);
+void rndv_invalidate(Ctx *c, Endpoint &ep, rdmx_request *r);
+void rndv_send_ctrl(Ctx *c, Endpoint &ep, wire::MsgType type, uint64_t length, uint64_t cookie, const void *body,
+                    size_t body_len);
+void rndv_move_data(Ctx *c, Endpoint &ep, rdmx_request *r);
+// rndv_put.cc
+void rndv_put_recv_start(Ctx *c, Endpoint &ep, rdmx_request *r);
+void rndv_on_cts(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::RndvDesc &d);
+void rndv_put_written(Ctx *c, Endpoint &ep, rdmx_request *r);
+void rndv_on_put_fin(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::FinBody &f);
+void rndv_watchdog(Ctx *c);
+void rndv_release(Ctx *c, rdmx_request *r);
+void rndv_on_invalidated(Ctx *c, Endpoint &ep, uint64_t id, bool ok);
+void rndv_post_invalidations(Ctx *c, Endpoint &ep);
 
 // progress.cc
 int progress(Ctx *c, bool block_ok);

@@ -34,13 +34,15 @@ rdmx_request *req_alloc(Ctx *c, ReqKind kind) {
     r->matched = false;
     r->cookie = 0;
     r->rd_issued = r->rd_done = r->copy_len = 0;
+    r->mw = -1;
+    r->fin_status = RDMX_OK;
     r->self_peer = nullptr;
     return r;
 }
 
 void req_free(Ctx *c, rdmx_request *r) {
     --c->live_reqs;
-    r->mr.reset();
+    rndv_release(c, r);
     r->pool_next = c->free_reqs;
     c->free_reqs = r;
 }
@@ -48,7 +50,7 @@ void req_free(Ctx *c, rdmx_request *r) {
 void req_complete(Ctx *c, rdmx_request *r, rdmx_status_t st) {
     r->status = st;
     r->info.error = st;
-    r->mr.reset();
+    rndv_release(c, r);
     // seq_cst on both sides (here and in wait_request): the store of done and
     // the load of waiters must not pass each other, or a waiter that has
     // just registered could sleep through this completion.
@@ -113,7 +115,8 @@ bool post_msg(Ctx *c, Endpoint &ep, wire::MsgType type, uint8_t space, int tag, 
 // Posts one queued send if resources allow; false leaves it queued.
 static bool try_send(Ctx *c, Endpoint &ep, rdmx_request *r) {
     if (r->len >= c->rndv_thresh) {
-        if (!can_post(c, ep, sizeof(wire::RndvDesc))) return false;
+        // A window bind goes ahead of the RTS: one more SQ slot.
+        if (!can_post(c, ep, sizeof(wire::RndvDesc)) || ep.sq_free() < 3) return false;
         (void)rndv_send_start(c, ep, r);
         return true;
     }

@@ -21,9 +21,12 @@ static void release_ring(Ctx *c, Endpoint &ep, uint32_t upto, bool ok) {
         SqSlot &s = ep.ring[ep.sq_done & (ep.sq_depth - 1)];
         if (s.bounce >= 0) c->send_pool.put(static_cast<uint32_t>(s.bounce));
         if (s.cookie != 0) rndv_on_read_done(c, s.cookie, s.bytes, ok);
+        uint64_t inv = s.inv;
         s = SqSlot{};
         ++ep.sq_done;
+        if (inv != 0) rndv_on_invalidated(c, ep, inv, ok);
     }
+    if (!ep.invals.empty()) rndv_post_invalidations(c, ep);
 }
 
 // What a failed work completion means for the operations on that QP.
@@ -33,12 +36,14 @@ rdmx_status_t wc_error_status(ibv_wc_status st) {
     case IBV_WC_REM_INV_REQ_ERR:     // the peer says our request is malformed
     case IBV_WC_REM_INV_RD_REQ_ERR: return RDMX_ERR_PROTOCOL;
     case IBV_WC_LOC_LEN_ERR:         // our own work request or memory is wrong
-    case IBV_WC_LOC_QP_OP_ERR:
     case IBV_WC_LOC_PROT_ERR:
     case IBV_WC_LOC_ACCESS_ERR:
     case IBV_WC_MW_BIND_ERR: return RDMX_ERR_INTERNAL;
     case IBV_WC_FATAL_ERR: return RDMX_ERR_DEVICE;
-    default: return RDMX_ERR_PEER_LOST;  // retries exhausted, flushed, remote abort or op error
+    // Retries exhausted, flushed, remote abort or op error; and
+    // LOC_QP_OP_ERR, which Soft-RoCE reports for a packet it could not
+    // transmit (link down): the connection cannot carry data any more.
+    default: return RDMX_ERR_PEER_LOST;
     }
 }
 
@@ -265,6 +270,7 @@ int progress_locked(Ctx *c) {
         if (!c->cm.on_peer_lost) set_peer_lost_hooks(c);
         total += c->cm.poll_events();
         handle_async(c);
+        rndv_watchdog(c);
     }
     return total;
 }

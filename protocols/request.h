@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "core/ilist.h"
+#include "core/rcache.h"
 #include "core/tag_match.h"
 #include "core/wire.h"
 #include "rdmx/rdmx.h"
@@ -15,7 +16,7 @@ struct rdmx_context;
 enum class ReqKind : uint8_t { kSend, kRecv };
 
 // Where a send stands (a small state machine; each stage one function).
-enum class SendStage : uint8_t { kQueued, kEagerDone, kRtsSent, kDone };
+enum class SendStage : uint8_t { kQueued, kEagerDone, kRtsSent, kInvalidating, kDone };
 
 // A request is a PostedEntry so the matcher hands back the request itself.
 struct rdmx_request : rdmx::PostedEntry {
@@ -35,7 +36,12 @@ struct rdmx_request : rdmx::PostedEntry {
     bool blocking_user = false;
     // Rendezvous.
     uint64_t cookie = 0;              // send: our transfer id; recv: the sender's
-    rdmx::MrHandle mr;                // registration for this transfer
+    rdmx::MrHandle mr;                // registration for this transfer only, or
+    rdmx::RegCache::Region *region = nullptr;  // a cached one
+    int32_t mw = -1;                  // send: index of the window exposing the buffer
+    rdmx_status_t fin_status = RDMX_OK;  // outcome to complete with once the window is revoked
+    bool put = false;                 // send: rendezvous by RDMA WRITE
+    uint64_t xfer_id = 0;             // put: the receiver's transfer id
     rdmx::wire::RndvDesc remote{};    // recv: what the sender advertised
     size_t rd_issued = 0;             // recv: bytes with READs posted
     size_t rd_done = 0;               // recv: bytes read

@@ -20,6 +20,11 @@ constexpr int kMaxInFlight = 64;        // resolves/connects outstanding at once
 // the min RNR timer (set by rdma_cm) then paces it.
 constexpr uint8_t kRetryCount = 7;
 constexpr uint8_t kRnrRetryCount = 7;
+// Local ACK timeout exponent: 4.096us * 2^19 = 2.1 s. rdma_cm's default for
+// RoCE (0.5 s) retransmits spuriously when a host is loaded or emulated,
+// and duplicate READ requests are where soft RoCE is weakest; a dead peer
+// still surfaces within 7 retries (~17 s, under RDMX_PEER_TIMEOUT).
+constexpr uint8_t kAckTimeout = 19;
 }  // namespace
 
 // Runs after the owner destroyed the QPs, CQ, SRQ, MRs and PD: ids go last,
@@ -173,6 +178,7 @@ void ConnManager::on_route_resolved(Endpoint &ep) {
                          p_.credit_base + 8ull * static_cast<uint64_t>(ep.peer), p_.credit_rkey, p_.credits};
     rdma_conn_param param;
     fill_conn_param(&param, &cp, sizeof(cp), nullptr);
+    (void)vx::set_ack_timeout(ep.id.get(), kAckTimeout);  // best effort: older stacks lack the option
     if (int e = vx::connect(ep.id.get(), &param)) return backoff(ep, strerror(e));
     ep.set_state(ConnState::kConnecting);
 }
@@ -221,6 +227,7 @@ void ConnManager::on_connect_request(CmEvent &ev) {
     rdma_conn_param param;
     fill_conn_param(&param, &ap, sizeof(ap), &c);
     ep.max_rd_atomic = param.initiator_depth > 0 ? param.initiator_depth : 1;
+    (void)vx::set_ack_timeout(id, kAckTimeout);
     if (int e = vx::accept(id, &param)) {
         RDMX_WARN("cm: rdma_accept for peer %u failed: %s", cp.src_rank, strerror(e));
         bury(ep);
@@ -267,6 +274,12 @@ void ConnManager::on_rejected(Endpoint &ep, const rdma_cm_event *ev) {
 }
 
 void ConnManager::on_transient(Endpoint &ep, const rdma_cm_event *ev) {
+    if (!bringing_up_) {  // after bring-up nothing retries: the connection is gone
+        if (ep.state == ConnState::kFailed) return;  // known already (CM timeouts repeat)
+        RDMX_WARN("cm: peer %d (%s): %s (status %d) after bring-up: the connection is lost", ep.peer,
+                  ep.addr.c_str(), rdma_event_str(ev->event), ev->status);
+        return on_disconnected(ep);
+    }
     if (ep.peer > p_.rank) {  // passive side: the active peer retries with a new request
         bury(ep);
         ep.set_state(ConnState::kIdle);
@@ -289,7 +302,7 @@ void ConnManager::on_disconnected(Endpoint &ep) {
         return;
     }
     if (bringing_up_) return backoff(ep, "disconnected during bring-up");
-    ep.error = RDMX_ERR_PEER_LOST;
+    if (ep.error == 0) ep.error = RDMX_ERR_PEER_LOST;  // a first cause (e.g. PROTOCOL) stays
     RDMX_INFO("cm: peer %d (%s) disconnected (finished, exited or link lost)", ep.peer, ep.addr.c_str());
     (void)vx::disconnect(ep.id.get());
     ep.set_state(ConnState::kFailed);

@@ -29,6 +29,8 @@ public:
     uint8_t port() const { return port_; }
     const ibv_device_attr &attr() const { return attr_; }
     const ibv_port_attr &port_attr() const { return port_attr_; }
+    // Type 2 memory windows (bound per QP through the send queue).
+    bool has_mw2() const { return (attr_.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) != 0; }
     const char *name() const { return name_.c_str(); }
     uint32_t max_inline() const { return max_inline_; }
     void set_max_inline(uint32_t v) { max_inline_ = v; }

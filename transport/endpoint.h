@@ -27,6 +27,7 @@ struct SqSlot {
     int32_t bounce = -1;     // send pool buffer to release, or -1
     uint64_t cookie = 0;     // rendezvous read to complete, or 0
     uint32_t bytes = 0;      // bytes that read moves
+    uint64_t inv = 0;        // rendezvous send whose window this WR invalidates, or 0
 };
 
 struct Endpoint {
@@ -50,6 +51,7 @@ struct Endpoint {
     std::vector<SqSlot> ring;
     uint32_t max_rd_atomic = 1;   // negotiated initiator depth for RDMA READ
     uint32_t reads_in_flight = 0;
+    uint64_t read_progress_ns = 0;  // last time a READ was posted or completed
 
     // Credits: the peer may send us rx_granted - (messages received) more;
     // we may send tx_granted - tx_consumed more.
@@ -67,6 +69,13 @@ struct Endpoint {
     List pending;                  // requests waiting for credits or SQ slots
     List reads;                    // receives with RDMA READs still to issue
     List reads_done;               // receives whose READs are all issued
+    List invals;                   // sends whose window awaits an SQ slot to invalidate
+
+    // Type 2 memory windows for rendezvous sends to this peer, bound and
+    // invalidated through this QP's send queue: a window is reused only after
+    // its invalidation completed, so its next bind is ordered after it.
+    std::vector<MwHandle> mws;
+    std::vector<uint32_t> mw_free;
 
     uint32_t sq_free() const { return sq_depth - (sq_posted - sq_done); }
     uint32_t tx_credits() {

@@ -18,6 +18,7 @@ struct VerbsDeleter {
 
 using PdHandle = std::unique_ptr<ibv_pd, VerbsDeleter<ibv_pd, vx::dealloc_pd>>;
 using MrHandle = std::unique_ptr<ibv_mr, VerbsDeleter<ibv_mr, vx::dereg_mr>>;
+using MwHandle = std::unique_ptr<ibv_mw, VerbsDeleter<ibv_mw, vx::dealloc_mw>>;
 using CompChannelHandle = std::unique_ptr<ibv_comp_channel, VerbsDeleter<ibv_comp_channel, vx::destroy_comp_channel>>;
 using CqHandle = std::unique_ptr<ibv_cq, VerbsDeleter<ibv_cq, vx::destroy_cq>>;
 using SrqHandle = std::unique_ptr<ibv_srq, VerbsDeleter<ibv_srq, vx::destroy_srq>>;

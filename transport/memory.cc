@@ -23,6 +23,27 @@ rdmx_status_t register_memory(ibv_pd *pd, const char *dev, void *addr, size_t le
     return RDMX_OK;
 }
 
+rdmx_status_t MrRegistrar::reg(void *self, uintptr_t start, size_t len, void **handle) {
+    auto *r = static_cast<MrRegistrar *>(self);
+    auto *addr = reinterpret_cast<void *>(start);
+    ibv_mr *mr = nullptr;
+    int e = vx::reg_mr(r->pd, addr, len, r->access, &mr);
+    if ((e == EFAULT || e == EACCES) && (r->access & IBV_ACCESS_LOCAL_WRITE))  // read-only pages
+        e = vx::reg_mr(r->pd, addr, len, r->access & ~IBV_ACCESS_LOCAL_WRITE, &mr);
+    if (e != 0) {
+        MrHandle h;
+        return register_memory(r->pd, r->dev, addr, len, r->access, &h);  // logs the reason once
+    }
+    *handle = mr;
+    return RDMX_OK;
+}
+
+void MrRegistrar::dereg(void *self, void *handle) {
+    auto *r = static_cast<MrRegistrar *>(self);
+    if (int e = vx::dereg_mr(static_cast<ibv_mr *>(handle)))
+        RDMX_ERROR("memory: ibv_dereg_mr of a cached registration on %s failed: %s", r->dev, strerror(e));
+}
+
 Slab::~Slab() {
     mr_.reset();
     if (base_ != nullptr) munmap(base_, bytes_);

@@ -14,6 +14,18 @@ namespace rdmx {
 // device and, for ENOMEM, the `ulimit -l` hint.
 rdmx_status_t register_memory(ibv_pd *pd, const char *dev, void *addr, size_t len, int access, MrHandle *out);
 
+// Registrations for the registration cache (core/rcache.h): local write for
+// receives and MW_BIND, so sends expose exactly their bytes through a memory
+// window, never through the cached MR itself (it carries no remote access).
+// Read-only memory is registered without local write (it can only be sent).
+struct MrRegistrar {
+    ibv_pd *pd = nullptr;
+    const char *dev = "";
+    int access = IBV_ACCESS_LOCAL_WRITE;
+    static rdmx_status_t reg(void *self, uintptr_t start, size_t len, void **handle);
+    static void dereg(void *self, void *handle);
+};
+
 class Slab {
 public:
     Slab() = default;

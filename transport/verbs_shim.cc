@@ -71,6 +71,13 @@ int reg_mr(ibv_pd *pd, void *addr, size_t len, int access, ibv_mr **out) {
     return from_ptr(*out);
 }
 int dereg_mr(ibv_mr *mr) { return from_ret(ibv_dereg_mr(mr)); }
+int alloc_mw(ibv_pd *pd, ibv_mw_type type, ibv_mw **out) {
+    RDMX_INJECT("ibv_alloc_mw");
+    errno = 0;
+    *out = ibv_alloc_mw(pd, type);
+    return from_ptr(*out);
+}
+int dealloc_mw(ibv_mw *mw) { return from_ret(ibv_dealloc_mw(mw)); }
 int create_comp_channel(ibv_context *c, ibv_comp_channel **out) {
     errno = 0;
     *out = ibv_create_comp_channel(c);
@@ -185,6 +192,9 @@ int accept(rdma_cm_id *id, rdma_conn_param *p) {
 int reject(rdma_cm_id *id, const void *priv, uint8_t len) {
     errno = 0;
     return from_minus1(rdma_reject(id, priv, len));
+}
+int set_ack_timeout(rdma_cm_id *id, uint8_t exponent) {
+    return from_minus1(rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &exponent, sizeof(exponent)));
 }
 int disconnect(rdma_cm_id *id) {
     errno = 0;

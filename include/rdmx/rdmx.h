@@ -219,6 +219,30 @@ RDMX_API int rdmx_progress(rdmx_context_h ctx);
 /** Seconds since an arbitrary point, monotonic, for benchmarks. */
 RDMX_API double rdmx_wtime(void);
 
+/**
+ * Counters of one context, for tuning and tests. Initialise with
+ * rdmx_stats_init() (it sets struct_size, so the struct may grow), then
+ * rdmx_get_stats() fills in what this version knows. Thread safe; takes the
+ * engine's lock briefly. Bytes are bytes; counts are since rdmx_init.
+ * Errors: RDMX_ERR_INVALID_ARG for a NULL or finalized context, a NULL
+ * stats, or a struct_size smaller than the first version of this struct.
+ */
+typedef struct rdmx_stats {
+    size_t struct_size;              /* set by rdmx_stats_init */
+    int rcache_enabled;              /* rendezvous registrations are cached (RDMX_RCACHE) */
+    int rndv_windows;                /* rendezvous sends expose their bytes through memory windows */
+    uint64_t rcache_hits;            /* rendezvous buffers found already registered */
+    uint64_t rcache_misses;          /* registrations the cache made */
+    uint64_t rcache_evictions;       /* idle registrations dropped to stay within the bound */
+    uint64_t rcache_invalidations;   /* registrations dropped because their memory was released */
+    size_t rcache_bytes;             /* bytes pinned by cached registrations now */
+    size_t rcache_peak_bytes;        /* the most rcache_bytes has been */
+    size_t rcache_max_bytes;         /* the bound on rcache_bytes (RDMX_RCACHE_MAX) */
+    size_t rcache_transient_bytes;   /* bytes pinned outside the cache by transfers in flight */
+} rdmx_stats_t;
+RDMX_API void rdmx_stats_init(rdmx_stats_t *stats);
+RDMX_API rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats);
+
 /* ---------------------------------------------------------------------------
  * Collectives. All ranks call them in the same order with matching
  * arguments; one collective at a time per context (as in MPI). Buffers are

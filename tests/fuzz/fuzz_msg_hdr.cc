@@ -1,5 +1,6 @@
 // A received SEND: decode_msg with the default eager limit (8192), then, for
-// an accepted RTS or FIN, decode_rts / decode_fin on the same bytes. Each
+// an accepted RTS, CTS, FIN or PutFin, decode_rts / decode_cts / decode_fin
+// on the same bytes. Each
 // verdict is compared with the format's definition written out below.
 #include <cstring>
 #include <limits>
@@ -30,6 +31,8 @@ bool msg_ok(const uint8_t *data, size_t size, size_t max_eager) {
     case static_cast<uint8_t>(MsgType::kEager): return h.length == body && body <= max_eager;
     case static_cast<uint8_t>(MsgType::kRts): return body == sizeof(RndvDesc);
     case static_cast<uint8_t>(MsgType::kFin): return body == sizeof(FinBody);
+    case static_cast<uint8_t>(MsgType::kCts): return body == sizeof(RndvDesc);
+    case static_cast<uint8_t>(MsgType::kPutFin): return body == sizeof(FinBody);
     case static_cast<uint8_t>(MsgType::kCredit): return body == 0;
     default: return false;
     }
@@ -58,8 +61,10 @@ unsigned msg_hdr(const uint8_t *data, size_t size) {
     FinBody f;
     const DecodeError er = decode_rts(data, size, raw, &d);
     const DecodeError ef = decode_fin(data, size, &f);
-    RDMX_FUZZ_CHECK(valid_name(er) && valid_name(ef));
-    if (size != sizeof(MsgHdr) + sizeof(RndvDesc)) RDMX_FUZZ_CHECK(er == DecodeError::kBadLength);
+    RndvDesc cts;
+    const DecodeError ec = decode_cts(data, size, &cts);
+    RDMX_FUZZ_CHECK(valid_name(er) && valid_name(ef) && valid_name(ec));
+    if (size != sizeof(MsgHdr) + sizeof(RndvDesc)) RDMX_FUZZ_CHECK(er == DecodeError::kBadLength && ec == DecodeError::kBadLength);
     if (size != sizeof(MsgHdr) + sizeof(FinBody)) RDMX_FUZZ_CHECK(ef == DecodeError::kBadLength);
 
     if (e != DecodeError::kOk) return acc;
@@ -69,13 +74,19 @@ unsigned msg_hdr(const uint8_t *data, size_t size) {
     if (h.type == static_cast<uint8_t>(MsgType::kRts)) {
         RndvDesc want;
         std::memcpy(&want, data + sizeof(MsgHdr), sizeof(want));
-        const bool ok = want.length == h.length && want.length != 0 && want.addr + want.length >= want.addr;
+        const bool ok = want.length == h.length && want.length != 0 && want.addr + want.length >= want.addr &&
+                        (want.flags & ~kDescPut) == 0;
         RDMX_FUZZ_CHECK((er == DecodeError::kOk) == ok);
         if (er == DecodeError::kOk) {
             RDMX_FUZZ_CHECK(std::memcmp(&d, &want, sizeof(d)) == 0);
             acc |= kRts;
         }
-    } else if (h.type == static_cast<uint8_t>(MsgType::kFin)) {
+    } else if (h.type == static_cast<uint8_t>(MsgType::kCts)) {
+        RndvDesc want;  // any length (0: nothing to write), no wrap, no flags
+        std::memcpy(&want, data + sizeof(MsgHdr), sizeof(want));
+        RDMX_FUZZ_CHECK((ec == DecodeError::kOk) == (want.addr + want.length >= want.addr && want.flags == 0));
+        if (ec == DecodeError::kOk) RDMX_FUZZ_CHECK(std::memcmp(&cts, &want, sizeof(cts)) == 0);
+    } else if (h.type == static_cast<uint8_t>(MsgType::kFin) || h.type == static_cast<uint8_t>(MsgType::kPutFin)) {
         RDMX_FUZZ_CHECK(ef == DecodeError::kOk);  // any status value is a valid FIN
         RDMX_FUZZ_CHECK(std::memcmp(&f, data + sizeof(MsgHdr), sizeof(f)) == 0);
         acc |= kFin;

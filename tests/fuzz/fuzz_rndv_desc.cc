@@ -1,5 +1,5 @@
 // The rendezvous descriptor. The input is laid out as
-//   [0, 24)  RndvDesc body (addr, length, rkey, reserved)
+//   [0, 24)  RndvDesc body (addr, length, rkey, flags)
 //   24       space        25       flags
 //   [26, 30) tag          [30, 38) XOR applied to the body's length to give
 //                                  the header's length (0: they agree)
@@ -53,7 +53,8 @@ unsigned rndv_desc(const uint8_t *data, size_t size) {
 
     RndvDesc d;
     const DecodeError er = decode_rts(msg, n, h, &d);
-    const bool body_ok = body.length == h.length && body.length != 0 && body.addr + body.length >= body.addr;
+    const bool body_ok = body.length == h.length && body.length != 0 && body.addr + body.length >= body.addr &&
+                         (body.flags & ~kDescPut) == 0;
     RDMX_FUZZ_CHECK((er == DecodeError::kOk) == body_ok);
     if (er == DecodeError::kOk) {
         RDMX_FUZZ_CHECK(std::memcmp(&d, &body, sizeof(d)) == 0);

@@ -75,7 +75,10 @@ TEST(ParseSize, NegativeAfterWhitespace) {
 const char *const kVars[] = {"RDMX_DEVICE",       "RDMX_IFADDR",        "RDMX_EAGER_LIMIT",
                              "RDMX_RNDV_THRESH",  "RDMX_SRQ_DEPTH",     "RDMX_UNEXPECTED_LIMIT",
                              "RDMX_PROGRESS",     "RDMX_LOG_LEVEL",     "RDMX_CONNECT_TIMEOUT",
-                             "RDMX_PEER_TIMEOUT", "RDMX_SPIN_US"};
+                             "RDMX_PEER_TIMEOUT", "RDMX_SPIN_US",       "RDMX_RNDV_READS",
+                             "RDMX_RNDV_CHUNK",   "RDMX_RCACHE",        "RDMX_RCACHE_MAX",
+                             "RDMX_RCACHE_MAX_REGIONS", "RDMX_RNDV_PROTO",
+                             "RDMX_RNDV_WINDOWS"};
 
 // Clears every RDMX_* variable for the test and restores them after.
 class ConfigLoadTest : public ::testing::Test {
@@ -334,3 +337,23 @@ TEST(ConfigSourceName, Distinct) {
 }
 
 }  // namespace
+
+TEST_F(ConfigLoadTest, RendezvousTuningIsValidated) {
+    setenv("RDMX_RNDV_READS", "4", 1);
+    setenv("RDMX_RNDV_CHUNK", "256k", 1);
+    setenv("RDMX_RCACHE_MAX", "64M", 1);
+    Config c;
+    ASSERT_EQ(c.load(nullptr), RDMX_OK);
+    EXPECT_EQ(c.rndv_reads, 4u);
+    EXPECT_EQ(c.rndv_chunk, 256u << 10);
+    EXPECT_EQ(c.rcache_max, 64u << 20);
+    EXPECT_EQ(c.rcache, 1u);
+    for (auto [var, bad] : {std::pair{"RDMX_RNDV_READS", "0"}, std::pair{"RDMX_RNDV_CHUNK", "100"},
+                            std::pair{"RDMX_RCACHE", "2"}, std::pair{"RDMX_RCACHE_MAX", "lots"},
+                            std::pair{"RDMX_RNDV_PROTO", "push"}}) {
+        setenv(var, bad, 1);
+        Config d;
+        EXPECT_EQ(d.load(nullptr), RDMX_ERR_INVALID_ARG) << var << "=" << bad;
+        unsetenv(var);
+    }
+}

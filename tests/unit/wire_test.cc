@@ -253,7 +253,7 @@ TEST(WireMsg, BadVersion) {
 
 TEST(WireMsg, UnknownType) {
     MsgHdr out{};
-    for (uint8_t t : {uint8_t{0}, uint8_t{5}, uint8_t{0x80}, uint8_t{255}}) {
+    for (uint8_t t : {uint8_t{0}, uint8_t{7}, uint8_t{0x80}, uint8_t{255}}) {
         MsgHdr h = hdr(MsgType::kEager, 0);
         h.type = t;
         auto b = message(h, 0);
@@ -376,3 +376,35 @@ TEST(WireNames, EveryDecodeErrorHasADistinctName) {
 }
 
 }  // namespace
+
+namespace rdmx::wire {
+TEST(WireCts, RangeAndFlagsAreChecked) {
+    MsgHdr h{kVersion, static_cast<uint8_t>(MsgType::kCts), 0, 0, 0, 0, 0, 42, 7};
+    auto msg = [&](RndvDesc d) {
+        std::vector<char> b(sizeof(h) + sizeof(d));
+        std::memcpy(b.data(), &h, sizeof(h));
+        std::memcpy(b.data() + sizeof(h), &d, sizeof(d));
+        return b;
+    };
+    RndvDesc out{};
+    MsgHdr hout{};
+    auto ok = msg({0x1000, 4096, 0x55, 0});
+    EXPECT_EQ(decode_msg(ok.data(), ok.size(), 8192, &hout), DecodeError::kOk);
+    EXPECT_EQ(decode_cts(ok.data(), ok.size(), &out), DecodeError::kOk);
+    EXPECT_EQ(out.rkey, 0x55u);
+    auto empty = msg({0, 0, 0, 0});  // the receive holds nothing: nothing to write
+    EXPECT_EQ(decode_cts(empty.data(), empty.size(), &out), DecodeError::kOk);
+    auto wrap = msg({~0ull - 10, 100, 1, 0});
+    EXPECT_EQ(decode_cts(wrap.data(), wrap.size(), &out), DecodeError::kBadField);
+    auto flags = msg({0x1000, 1, 1, 2});
+    EXPECT_EQ(decode_cts(flags.data(), flags.size(), &out), DecodeError::kBadField);
+    EXPECT_EQ(decode_cts(ok.data(), ok.size() - 1, &out), DecodeError::kBadLength);
+    // An RTS may carry only the put flag.
+    h.type = static_cast<uint8_t>(MsgType::kRts);
+    h.length = 64;
+    auto put = msg({0x1000, 64, 0, kDescPut});
+    EXPECT_EQ(decode_rts(put.data(), put.size(), h, &out), DecodeError::kOk);
+    auto odd = msg({0x1000, 64, 0, 4});
+    EXPECT_EQ(decode_rts(odd.data(), odd.size(), h, &out), DecodeError::kBadField);
+}
+}  // namespace rdmx::wire
