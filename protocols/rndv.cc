@@ -376,6 +376,19 @@ void rndv_watchdog(Ctx *c) {
     }
 }
 
+// Completes (and forgets) every transfer in `m` that involves `peer`.
+static void fail_transfers(Ctx *c, std::unordered_map<uint64_t, rdmx_request *> &m, int peer, rdmx_status_t why) {
+    for (auto it = m.begin(); it != m.end();) {
+        if (it->second->peer != peer) {
+            ++it;
+            continue;
+        }
+        unlink_req(it->second);
+        req_complete(c, it->second, why);
+        it = m.erase(it);
+    }
+}
+
 void rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why) {
     // Delivered (FIN seen) but never revoked: rndv_release destroys the window.
     Endpoint &ep = c->eps[static_cast<size_t>(peer)];
@@ -383,31 +396,9 @@ void rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why) {
         auto *r = container_of<rdmx_request, &rdmx_request::link>(n);
         req_complete(c, r, r->fin_status);
     }
-    for (auto it = c->rndv_sends.begin(); it != c->rndv_sends.end();) {
-        if (it->second->peer == peer) {
-            req_complete(c, it->second, why);
-            it = c->rndv_sends.erase(it);
-        } else {
-            ++it;
-        }
-    }
-    for (auto it = c->rndv_puts.begin(); it != c->rndv_puts.end();) {
-        if (it->second->peer == peer) {
-            req_complete(c, it->second, why);
-            it = c->rndv_puts.erase(it);
-        } else {
-            ++it;
-        }
-    }
-    for (auto it = c->rndv_xfers.begin(); it != c->rndv_xfers.end();) {
-        if (it->second->peer == peer) {
-            unlink_req(it->second);
-            req_complete(c, it->second, why);
-            it = c->rndv_xfers.erase(it);
-        } else {
-            ++it;
-        }
-    }
+    fail_transfers(c, c->rndv_sends, peer, why);
+    fail_transfers(c, c->rndv_puts, peer, why);
+    fail_transfers(c, c->rndv_xfers, peer, why);
 }
 
 }  // namespace rdmx

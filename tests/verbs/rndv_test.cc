@@ -32,17 +32,20 @@ rdmx_stats_t stats() {
     return s;
 }
 
-// Pinned memory of this process as the kernel counts it (ib_umem pins).
-size_t vm_pin_bytes() {
-    FILE *f = std::fopen("/proc/self/status", "r");
-    RT_CHECK(f != nullptr, "cannot open /proc/self/status");
+// A "Key: N kB" line of a /proc file, in bytes (0 if absent).
+size_t proc_kb(const char *path, const char *key) {
+    FILE *f = std::fopen(path, "r");
+    RT_CHECK(f != nullptr, "cannot open %s", path);
     char line[256];
-    size_t kb = 0;
+    size_t kb = 0, klen = std::strlen(key);
     while (std::fgets(line, sizeof(line), f))
-        if (std::sscanf(line, "VmPin: %zu kB", &kb) == 1) break;
+        if (std::strncmp(line, key, klen) == 0 && std::sscanf(line + klen, " %zu kB", &kb) == 1) break;
     std::fclose(f);
     return kb << 10;
 }
+
+// Pinned memory of this process as the kernel counts it (ib_umem pins).
+size_t vm_pin_bytes() { return proc_kb("/proc/self/status", "VmPin:"); }
 
 void fill_words(void *p, size_t len, uint64_t seed) {
     auto *b = static_cast<uint8_t *>(p);
@@ -215,21 +218,10 @@ void t_rotate(long count) {
 
 // Over 2 GiB each way at once. Both ranks send from one shared mapping (same
 // pages, same data) so the guest needs 2 GiB less: 2 GiB out + 2 x 2 GiB in.
-size_t mem_available() {
-    FILE *f = std::fopen("/proc/meminfo", "r");
-    if (f == nullptr) return 0;
-    char line[256];
-    size_t kb = 0;
-    while (std::fgets(line, sizeof(line), f))
-        if (std::sscanf(line, "MemAvailable: %zu kB", &kb) == 1) break;
-    std::fclose(f);
-    return kb << 10;
-}
-
 void t_big() {
     const size_t len = (2ull << 30) + 4097;
     // 2 GiB shared out + 2 x 2 GiB in, plus headroom; rank 0 decides for both.
-    int enough = me != 0 || mem_available() >= 7ull * len / 2;
+    int enough = me != 0 || proc_kb("/proc/meminfo", "MemAvailable:") >= 7ull * len / 2;
     RT_OK(rdmx_bcast(ctx, &enough, sizeof(enough), 0));
     if (!enough) {
         std::printf("SKIP: the > 2 GiB test needs ~7 GiB of available memory (guest: scripts/vm/run.sh --mem 10240)\n");
