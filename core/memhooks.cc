@@ -216,9 +216,9 @@ Cursor::Next Cursor::next(Range *r) {
         pos_ = head;
         return kLost;
     }
-    r->start = s.start.load(std::memory_order_relaxed);
-    r->len = s.len.load(std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_acquire);
+    // Acquire loads keep the re-check of seq below after the data reads.
+    r->start = s.start.load(std::memory_order_acquire);
+    r->len = s.len.load(std::memory_order_acquire);
     if (seq != pos_ + 1 || s.seq.load(std::memory_order_relaxed) != seq) {  // overwritten under us
         pos_ = g_head.load(std::memory_order_acquire);
         return kLost;
