@@ -47,6 +47,8 @@ struct rdmx_context {
     std::atomic<bool> finalized{false};
     std::atomic<int> fatal{0};          // device-wide failure status
     uint64_t port_down_ns = 0;          // when the port went down (PORT_ERR), 0 while up
+    uint64_t keepalive_ns = 0;          // next check for silent peers
+    std::vector<uint32_t> keepalive_seen;  // each peer's rx_seq at the last check
     bool transport = false;             // false for a job of one: no device needed
 
     // Transport, in creation order.

@@ -182,6 +182,30 @@ static void check_port_down(Ctx *c) {
         if (ep.peer != c->rank && ep.state != ConnState::kFailed) fail_peer(c, ep.peer, RDMX_ERR_PEER_LOST, "port down");
 }
 
+// A connection can be half open: the peer failed it (its disconnect lost on
+// a dead link, or its node gone without a word) while we, idle, never
+// learned. A peer silent for half the peer timeout gets a credit write (it
+// carries nothing new, so it is harmless); on a dead connection it fails
+// within the transport's retry window and the peer is lost.
+static void keepalive(Ctx *c) {
+    const uint64_t now = now_ns();
+    if (now < c->keepalive_ns) return;
+    c->keepalive_ns = now + static_cast<uint64_t>(c->cfg.peer_timeout * 0.5e9);
+    c->keepalive_seen.resize(c->eps.size(), ~0u);
+    bool any = false;
+    for (Endpoint &ep : c->eps) {
+        uint32_t &seen = c->keepalive_seen[static_cast<size_t>(ep.peer)];
+        if (ep.peer == c->rank || !ep.usable()) continue;
+        if (ep.rx_seq != seen) {
+            seen = ep.rx_seq;
+            continue;
+        }
+        ep.rx_granted_told = ep.rx_granted - c->credits;  // owed a full window: return_credits writes now
+        any = true;
+    }
+    if (any) return_credits(c);
+}
+
 static void dispatch_async(Ctx *c, const ibv_async_event &ev) {
     switch (ev.event_type) {
     case IBV_EVENT_COMM_EST:  // data beat ESTABLISHED: let the CM know
@@ -271,6 +295,7 @@ int progress_locked(Ctx *c) {
         total += c->cm.poll_events();
         handle_async(c);
         rndv_watchdog(c);
+        keepalive(c);
     }
     return total;
 }

@@ -22,6 +22,15 @@ using Clock = std::chrono::steady_clock;
 
 inline double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// Where this process's threads are in the kernel (root only; a hang
+// report that says where is worth more than one that only says how long).
+inline void dump_kernel_stacks() {
+    std::string cmd = "for t in /proc/" + std::to_string(getpid()) +
+                      "/task/*; do echo \"rank " + std::to_string(g_rank) +
+                      " thread ${t##*/} in $(cat $t/wchan)\"; head -6 $t/stack 2>/dev/null; done >&2";
+    if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "(no kernel stacks)\n");
+}
+
 // rdmx_wait with a deadline: polls rdmx_test, fails the test when `secs` pass.
 inline rdmx_status_t wait_bounded(rdmx_request_h *r, double secs, const char *what) {
     auto t0 = Clock::now();
@@ -29,6 +38,7 @@ inline rdmx_status_t wait_bounded(rdmx_request_h *r, double secs, const char *wh
         int done = 0;
         rdmx_status_t st = rdmx_test(r, &done, nullptr);
         if (done) return st;
+        if (since(t0) >= secs) dump_kernel_stacks();
         RT_CHECK(since(t0) < secs, "%s did not complete within %.0f s", what, secs);
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
