@@ -53,11 +53,12 @@ void rndv_put_recv_start(Ctx *c, Endpoint &ep, rdmx_request *r) {
 // may not ask for more than the message holds.
 void rndv_on_cts(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::RndvDesc &d) {
     auto it = c->rndv_sends.find(h.cookie);
-    if (it == c->rndv_sends.end() || it->second->peer != ep.peer || !it->second->put || d.length > it->second->len) {
-        RDMX_ERROR("rndv: peer %d sent a CTS for transfer %llu (%llu bytes) it was never offered: closing its "
-                   "connection", ep.peer, static_cast<unsigned long long>(h.cookie),
-                   static_cast<unsigned long long>(d.length));
-        fail_peer(c, ep.peer, RDMX_ERR_PROTOCOL, "CTS for an unknown transfer");
+    const bool offered = it != c->rndv_sends.end() && it->second->peer == ep.peer && it->second->put;
+    if (!offered || d.length > it->second->len) {
+        RDMX_ERROR("rndv: peer %d sent a CTS for transfer %llu asking for %llu bytes%s: closing its connection",
+                   ep.peer, static_cast<unsigned long long>(h.cookie), static_cast<unsigned long long>(d.length),
+                   offered ? ", more than the message holds" : ", a put it was never offered");
+        fail_peer(c, ep.peer, RDMX_ERR_PROTOCOL, offered ? "CTS longer than the message" : "CTS for an unknown transfer");
         return;
     }
     rdmx_request *r = it->second;

@@ -5,16 +5,24 @@
 //   1. sends connect requests to rank 1 with forged private_data (bad magic,
 //      bad version, wrong job key, short data, rank out of range, wrong
 //      direction, duplicate rank) and checks each is refused with its reason;
-//   2. sends rdmx rank i one malformed message (bad version, unknown type,
-//      eager length mismatch, sequence gap, FIN for a transfer never offered,
-//      RTS with a zero-length descriptor, negative tag): rank i must see its
+//   2. sends rdmx rank i one malformed message, case (FIRST + i) % kCases of
+//      the table in malformed() (headers: bad version, unknown type, eager
+//      length mismatch, sequence gap, negative tag; rendezvous: FIN, CTS or
+//      PutFin for a transfer never offered, RTS descriptors that are empty,
+//      disagree with the header, wrap around the address space or carry an
+//      rkey the forger never registered, and a CTS that asks to write more
+//      than the message rank i really offered it): rank i must see its
 //      connection to the forger closed (RDMX_ERR_PROTOCOL) and nothing else.
 // The rdmx ranks then exchange among themselves, undisturbed, and finalize.
+//
+//   hostile_test [FIRST]    (FIRST: the case rdmx rank 0 gets, default 0)
 #include <mpi.h>
 
 #include <arpa/inet.h>
 #include <poll.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -40,7 +48,11 @@ int gather(const void *in, void *out, size_t len, void *) {
     return MPI_Allgather(in, static_cast<int>(len), MPI_BYTE, out, static_cast<int>(len), MPI_BYTE, MPI_COMM_WORLD);
 }
 
-constexpr int kCases = 7;
+constexpr int kCases = 13;
+constexpr int kCaseCtsTooLong = 11;  // the one case where rank i first sends to the forger
+constexpr int kTagForged = 5, kTagOffer = 6;
+int first_case = 0;
+int case_of(int rank) { return (first_case + rank) % kCases; }
 
 // ---- forger ------------------------------------------------------------------
 struct Forger {
@@ -49,11 +61,27 @@ struct Forger {
     ibv_pd *pd = nullptr;
     ibv_cq *cq = nullptr;
     std::vector<rdma_cm_id *> conns;   // by rdmx rank
-    std::vector<char> buf = std::vector<char>(4096);
+    static constexpr size_t kSlot = 256;             // receive slot per rdmx rank, after the send staging area
+    std::vector<char> buf = std::vector<char>(4096 + 64 * kSlot);
+    std::vector<ibv_wc> arrived;                      // receive completions seen while waiting for sends
     ibv_mr *mr = nullptr;
     uint64_t key = 0;
     int me = 0;
 
+    // In the order verbs requires: QPs and their ids, then the MR, CQ and PD
+    // they use, then the listener and the channel.
+    ~Forger() {
+        for (rdma_cm_id *id : conns) {
+            if (id == nullptr) continue;
+            if (id->qp) rdma_destroy_qp(id);
+            rdma_destroy_id(id);
+        }
+        if (mr) ibv_dereg_mr(mr);
+        if (cq) ibv_destroy_cq(cq);
+        if (pd) ibv_dealloc_pd(pd);
+        if (listen_id) rdma_destroy_id(listen_id);
+        if (ch) rdma_destroy_event_channel(ch);
+    }
     rdma_cm_event *next_event(int timeout_ms) {
         pollfd p{ch->fd, POLLIN, 0};
         if (poll(&p, 1, timeout_ms) <= 0) return nullptr;
@@ -84,10 +112,12 @@ struct Forger {
                 w::ConnectPriv cp{};
                 RT_CHECK(w::decode_connect(ev->param.conn.private_data, ev->param.conn.private_data_len, &cp) ==
                              w::DecodeError::kOk, "forger: bad connect private data");
+                RT_CHECK(cp.src_rank < conns.size() && cp.src_rank < 64, "forger: connect from rank %u", cp.src_rank);
                 make_qp(ev->id);
                 conns[cp.src_rank] = ev->id;
+                post_recv(cp.src_rank);
                 w::AcceptPriv ap{w::kMagic, w::kVersion, sizeof(ap), key, static_cast<uint32_t>(me), 64,
-                                 reinterpret_cast<uint64_t>(buf.data()), mr->rkey, 0};
+                                 reinterpret_cast<uint64_t>(buf.data() + 4096 - 64), mr->rkey, 0};  // credits land clear of the staging area
                 rdma_conn_param p{};
                 p.private_data = &ap;
                 p.private_data_len = sizeof(ap);
@@ -137,6 +167,26 @@ struct Forger {
         rdma_destroy_id(id);
         return reason;
     }
+    void post_recv(uint32_t rank) {
+        ibv_sge sge{reinterpret_cast<uint64_t>(buf.data() + 4096 + rank * kSlot), kSlot, mr->lkey};
+        ibv_recv_wr wr{}, *bad = nullptr;
+        wr.wr_id = rank;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        RT_CHECK(ibv_post_recv(conns[rank]->qp, &wr, &bad) == 0, "forger: post_recv");
+    }
+    // Polls the CQ for up to 60 s until `done` holds; receive completions are kept in `arrived`.
+    template <class Pred> ibv_wc poll_until(Pred done, const char *what) {
+        auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        for (;;) {
+            ibv_wc wc{};
+            int n = ibv_poll_cq(cq, 1, &wc);
+            RT_CHECK(n >= 0, "forger: ibv_poll_cq");
+            if (n == 1 && done(wc)) return wc;
+            if (n == 1 && (wc.opcode & IBV_WC_RECV)) arrived.push_back(wc);
+            RT_CHECK(std::chrono::steady_clock::now() < until, "forger: no completion for %s in 60 s", what);
+        }
+    }
     void send_raw(int rank, const void *msg, size_t len) {
         std::memcpy(buf.data(), msg, len);
         ibv_sge sge{reinterpret_cast<uint64_t>(buf.data()), static_cast<uint32_t>(len), mr->lkey};
@@ -146,33 +196,71 @@ struct Forger {
         wr.opcode = IBV_WR_SEND;
         wr.send_flags = IBV_SEND_SIGNALED;
         RT_CHECK(ibv_post_send(conns[static_cast<size_t>(rank)]->qp, &wr, &bad) == 0, "forger: post_send");
-        ibv_wc wc;
-        int n = 0;
-        for (int spins = 0; n == 0 && spins < 100000000; ++spins) n = ibv_poll_cq(cq, 1, &wc);
-        RT_CHECK(n == 1 && wc.status == IBV_WC_SUCCESS, "forger: send to rank %d: %s", rank,
-                 n == 1 ? ibv_wc_status_str(wc.status) : "no completion");
+        ibv_wc wc = poll_until([](const ibv_wc &c) { return (c.opcode & IBV_WC_RECV) == 0 || c.status != IBV_WC_SUCCESS; },
+                               "a forged send");
+        RT_CHECK(wc.status == IBV_WC_SUCCESS, "forger: send to rank %d: %s", rank, ibv_wc_status_str(wc.status));
+    }
+    // The RTS rank `rank` sends for its offer; its header and descriptor.
+    void wait_rts(int rank, w::MsgHdr *h, w::RndvDesc *d) {
+        const uint32_t qpn = conns[static_cast<size_t>(rank)]->qp->qp_num;
+        auto mine = [qpn](const ibv_wc &c) { return (c.opcode & IBV_WC_RECV) != 0 && c.qp_num == qpn; };
+        ibv_wc wc{};
+        bool seen = false;
+        for (const ibv_wc &a : arrived) if (mine(a)) { wc = a; seen = true; }
+        if (!seen) wc = poll_until(mine, "rank's RTS");
+        RT_CHECK(wc.status == IBV_WC_SUCCESS && wc.byte_len == sizeof(*h) + sizeof(*d),
+                 "forger: rank %d's offer: %s, %u bytes", rank, ibv_wc_status_str(wc.status), wc.byte_len);
+        const char *slot = buf.data() + 4096 + static_cast<size_t>(rank) * kSlot;
+        std::memcpy(h, slot, sizeof(*h));
+        std::memcpy(d, slot + sizeof(*h), sizeof(*d));
+        RT_CHECK(h->type == static_cast<uint8_t>(w::MsgType::kRts), "forger: rank %d sent type %u, not an RTS", rank,
+                 h->type);
     }
 };
 
-void malformed(int c, std::vector<char> *out) {
-    w::MsgHdr h{w::kVersion, static_cast<uint8_t>(w::MsgType::kEager), 0, 0, 5, 0, 0, 4, 0};
+template <class T> void append(std::vector<char> *out, const T &v) {
+    out->insert(out->end(), reinterpret_cast<const char *>(&v), reinterpret_cast<const char *>(&v) + sizeof(v));
+}
+
+// The malformed message for case c. `offer` is the RTS rank i sent (only
+// for kCaseCtsTooLong); `mr` the forger's registration.
+void malformed(int c, const Forger &f, const w::MsgHdr &offer, const w::RndvDesc &offer_desc,
+               std::vector<char> *out) {
+    using T = w::MsgType;
+    w::MsgHdr h{w::kVersion, static_cast<uint8_t>(T::kEager), 0, 0, kTagForged, 0, 0, 4, 0};
+    const uint64_t mine = reinterpret_cast<uint64_t>(f.buf.data());
+    auto type = [&h](T t) { h.type = static_cast<uint8_t>(t); };
     std::vector<char> body(4, 'x');
-    switch (c % kCases) {
-    case 0: h.version = 9; break;                                       // bad version
-    case 1: h.type = 77; break;                                         // unknown type
-    case 2: h.length = 4000; break;                                     // length mismatch
-    case 3: h.seq = 5; break;                                           // sequence gap
-    case 4: h.type = static_cast<uint8_t>(w::MsgType::kFin); h.cookie = 0xdead; body.assign(8, 0); h.length = 0; break;
-    case 5: {                                                           // RTS, zero length, foreign rkey
-        h.type = static_cast<uint8_t>(w::MsgType::kRts);
-        h.length = 0;
-        w::RndvDesc d{0x1000, 0, 0x1234, 0};
-        body.assign(reinterpret_cast<char *>(&d), reinterpret_cast<char *>(&d) + sizeof(d));
+    switch (c) {
+    case 0: h.version = 9; break;                                      // bad version
+    case 1: h.type = 77; break;                                        // unknown type
+    case 2: h.length = 4000; break;                                    // length mismatch
+    case 3: h.seq = 5; break;                                          // sequence gap
+    case 4: type(T::kFin); h.cookie = 0xdead; body.assign(8, 0); h.length = 0; break;  // FIN, never offered
+    case 5: type(T::kRts); h.length = 0; body.clear(); append(&body, w::RndvDesc{0x1000, 0, 0x1234, 0}); break;
+    case 6: h.tag = -7; break;                                         // negative tag
+    case 7:                                                            // CTS for a send never offered
+        type(T::kCts); h.cookie = 0xbeef; h.length = 1; body.clear();
+        append(&body, w::RndvDesc{mine, 64, f.mr->rkey, 0});
         break;
+    case 8: type(T::kPutFin); h.cookie = 0xbeef; h.length = 0; body.assign(8, 0); break;  // PutFin, never offered
+    case 9:                                                            // RTS: descriptor disagrees with header
+        type(T::kRts); h.length = 100000; body.clear(); append(&body, w::RndvDesc{mine, 50000, f.mr->rkey, 0});
+        break;
+    case 10:                                                           // RTS: range wraps around
+        type(T::kRts); h.length = 4096; body.clear(); append(&body, w::RndvDesc{~0ull - 100, 4096, f.mr->rkey, 0});
+        break;
+    case kCaseCtsTooLong:                                              // CTS: more than the message holds
+        type(T::kCts); h.space = offer.space; h.cookie = offer.cookie; h.length = 1; body.clear();
+        append(&body, w::RndvDesc{mine, offer_desc.length + 4096, f.mr->rkey, 0});
+        break;
+    case 12:                                                           // RTS (get): an rkey never registered
+        type(T::kRts); h.length = 64; body.clear(); append(&body, w::RndvDesc{mine, 64, f.mr->rkey ^ 0x5a5a00u, 0});
+        break;
+    default: RT_CHECK(false, "no case %d", c);
     }
-    case 6: h.tag = -7; break;                                          // negative tag
-    }
-    out->assign(reinterpret_cast<char *>(&h), reinterpret_cast<char *>(&h) + sizeof(h));
+    out->clear();
+    append(out, h);
     out->insert(out->end(), body.begin(), body.end());
 }
 
@@ -224,8 +312,11 @@ int run_forger(int me, int np) {
                     got < 0 ? "no rdmx reason" : w::reject_reason_name(static_cast<R>(got)));
     }
     for (int r = 0; r < np - 1; ++r) {
+        w::MsgHdr offer{};
+        w::RndvDesc offer_desc{};
+        if (case_of(r) == kCaseCtsTooLong) f.wait_rts(r, &offer, &offer_desc);
         std::vector<char> msg;
-        malformed(r, &msg);
+        malformed(case_of(r), f, offer, offer_desc, &msg);
         f.send_raw(r, msg.data(), msg.size());
     }
     MPI_Barrier(MPI_COMM_WORLD);  // rdmx ranks checked their side
@@ -244,11 +335,19 @@ int run_rdmx(int me, int np) {
     RT_CHECK(st == RDMX_OK, "rdmx_init: %s", rdmx_strerror(st));
     MPI_Barrier(MPI_COMM_WORLD);
     const int forger = np - 1;
+    const int c = case_of(me);
     char sink[64];
     rdmx_request_h r;
-    st = rdmx_irecv(ctx, sink, sizeof(sink), forger, 5, &r);
+    st = rdmx_irecv(ctx, sink, sizeof(sink), forger, kTagForged, &r);
+    if (c == kCaseCtsTooLong) {  // a rendezvous-sized offer the forger answers with a CTS that asks for more
+        std::vector<char> offer(256 * 1024, 'o');
+        rdmx_request_h s = nullptr;
+        RT_OK(rdmx_isend(ctx, offer.data(), offer.size(), forger, kTagOffer, &s));
+        rdmx_status_t ss = rdmx_wait(&s, nullptr);
+        RT_CHECK(ss == RDMX_ERR_PROTOCOL, "case %d: send to the forger ended with %d (%s)", c, ss, rdmx_strerror(ss));
+    }
     if (st == RDMX_OK) st = rdmx_wait(&r, nullptr);
-    RT_CHECK(st == RDMX_ERR_PROTOCOL, "case %d: receive from the forger ended with %d (%s)", me % kCases, st,
+    RT_CHECK(st == RDMX_ERR_PROTOCOL, "case %d: receive from the forger ended with %d (%s)", c, st,
              rdmx_strerror(st));
     const int n = np - 1;  // the rdmx ranks, undisturbed
     for (int p = 1; p < n; ++p) {
@@ -274,6 +373,8 @@ int main(int argc, char **argv) {
     rt::g_rank = me;
     rt::g_test = "hostile";
     RT_CHECK(np >= 3, "needs at least 3 processes");
+    if (argc > 1) first_case = std::atoi(argv[1]);
+    RT_CHECK(first_case >= 0 && first_case < kCases, "FIRST must be 0..%d", kCases - 1);
     int rc = me == np - 1 ? run_forger(me, np) : run_rdmx(me, np);
     int worst = 0;
     MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
