@@ -9,7 +9,7 @@ namespace rdmx {
 
 Iface::~Iface() {
     srq_.reset();
-    if (cq_ && unacked_events_ != 0) vx::ack_cq_events(cq_.get(), unacked_events_);
+    if (unsigned n = unacked_events_.load(); cq_ && n != 0) vx::ack_cq_events(cq_.get(), n);
     cq_.reset();
     channel_.reset();
 }
@@ -93,10 +93,11 @@ rdmx_status_t Iface::arm_cq() {
 
 void Iface::drain_channel() {
     ibv_cq *cq = nullptr;
-    while (vx::get_cq_event(channel_.get(), &cq) == 0) ++unacked_events_;
-    if (unacked_events_ >= 64) {
-        vx::ack_cq_events(cq_.get(), unacked_events_);
-        unacked_events_ = 0;
+    while (vx::get_cq_event(channel_.get(), &cq) == 0) unacked_events_.fetch_add(1, std::memory_order_relaxed);
+    if (unacked_events_.load(std::memory_order_relaxed) >= 64) {
+        // exchange: each event is acked by exactly one of the racing callers
+        if (unsigned n = unacked_events_.exchange(0, std::memory_order_relaxed); n != 0)
+            vx::ack_cq_events(cq_.get(), n);
     }
 }
 

@@ -2,6 +2,7 @@
 // receives, and one SRQ shared by every RC QP, fed from one registered pool.
 // Receive buffers are re-posted in batches (one ibv_post_srq_recv per batch).
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -54,7 +55,8 @@ private:
     uint32_t depth_ = 0;
     uint32_t pending_[kBatch] = {};
     uint32_t npending_ = 0;
-    unsigned unacked_events_ = 0;
+    // Callers of drain_channel may race (caller-mode progress from several threads).
+    std::atomic<unsigned> unacked_events_{0};
     // Creation order; destroyed in reverse (SRQ, CQ, channel, then the pool's MR).
     Slab recv_;
     CompChannelHandle channel_;
