@@ -97,8 +97,10 @@ T input(rdmx_op_t op, int rank, size_t i, uint64_t seed, int p) {
     } else if constexpr (std::is_signed_v<T>) {
         constexpr int64_t tmax = static_cast<int64_t>(std::numeric_limits<T>::max());
         if (op == RDMX_SUM) {
-            const int64_t lim = tmax / p;
-            return static_cast<T>(static_cast<int64_t>(h % static_cast<uint64_t>(2 * lim + 1)) - lim);
+            // In uint64_t: 2 * lim + 1 overflows int64_t when p == 1; the
+            // conversion back to signed is modular (C++20).
+            const uint64_t lim = static_cast<uint64_t>(tmax / p);
+            return static_cast<T>(static_cast<int64_t>(h % (2 * lim + 1) - lim));
         }
         if (op == RDMX_PROD) {  // {1, -1, 2}, at most (bits - 2) twos in a product
             const int max_twos = static_cast<int>(sizeof(T)) * 8 - 2;
