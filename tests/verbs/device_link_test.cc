@@ -83,7 +83,13 @@ void t_remove(rdmx_context_h ctx, int me, int np) {
     auto s = stream(ctx, me, peers, 1 << 30, bound, tick);
     for (const auto &x : s) {
         const rdmx_status_t want = victim ? RDMX_ERR_DEVICE : RDMX_ERR_PEER_LOST;
-        RT_CHECK(x.end == want, "stream with %d ended with %d (%s), want %s after %d rounds", x.peer, x.end,
+        // Two ranks on the removed device: the one that sees the removal
+        // first may finalize, and its disconnect can reach the other before
+        // that one's own DEVICE_REMOVAL event; then the stream ended because
+        // the peer went away, which is what it says. Its calls after that
+        // must still fail with RDMX_ERR_DEVICE (checked below).
+        const bool raced = victim && x.peer % 2 == 1 && x.end == RDMX_ERR_PEER_LOST;
+        RT_CHECK(x.end == want || raced, "stream with %d ended with %d (%s), want %s after %d rounds", x.peer, x.end,
                  rdmx_strerror(x.end), rdmx_strerror(want), x.round);
         std::printf("rank %d: stream with %d ended after %d rounds, %.2f s: %s\n", me, x.peer, x.round, x.end_s,
                     rdmx_strerror(x.end));
