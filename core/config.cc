@@ -176,7 +176,7 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                     u.connect_timeout > 0, u.connect_timeout, parse_double, show_double);
     r.field<double>("RDMX_PEER_TIMEOUT", "seconds to wait for a peer at finalize and in transfers", &peer_timeout,
                     u.peer_timeout > 0, u.peer_timeout, parse_double, show_double);
-    r.field<unsigned>("RDMX_SPIN_US", "microseconds to busy-poll before blocking", &spin_us, false, 0u,
+    r.field<unsigned>("RDMX_SPIN_US", "microseconds a wait busy-polls before sleeping (the progress thread: a tenth)", &spin_us, false, 0u,
                       p_unsigned, show_unsigned);
     load_rndv(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;

@@ -31,7 +31,7 @@ struct Config {
     int log_level = 1;
     double connect_timeout = 60.0;
     double peer_timeout = 30.0;
-    unsigned spin_us = 20;         // RDMX_SPIN_US: busy-poll before blocking
+    unsigned spin_us = 200;        // RDMX_SPIN_US: a wait busy-polls this long before sleeping
     // Rendezvous.
     enum class RndvProto : uint8_t { kAuto, kGet, kPut };
     RndvProto rndv_proto = RndvProto::kAuto;  // RDMX_RNDV_PROTO: get (RDMA READ), put (RDMA WRITE)

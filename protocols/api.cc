@@ -1,5 +1,6 @@
 // The public C API: argument checks (a log line naming the argument), then
 // the engine under the context lock. No exception crosses this boundary.
+#include <optional>
 #include <cstring>
 #include <new>
 
@@ -200,6 +201,11 @@ rdmx_status_t rdmx_wait(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
 rdmx_status_t rdmx_waitall(size_t n, rdmx_request_h reqs[], rdmx_msg_info_t infos[]) {
     if (n > 0 && reqs == nullptr) RDMX_BAD_ARG("rdmx_waitall: reqs is NULL with n %zu", n);
     rdmx_status_t first = RDMX_OK;
+    // One wait scope across the whole array (all of one context, the usual
+    // case): the progress thread stays asleep between the individual waits.
+    std::optional<rdmx::WaitScope> scope;
+    for (size_t i = 0; i < n && !scope; ++i)
+        if (reqs[i] != nullptr) scope.emplace(reqs[i]->ctx);
     for (size_t i = 0; i < n; ++i) {
         rdmx_status_t st = rdmx_wait(&reqs[i], infos != nullptr ? &infos[i] : nullptr);
         if (st != RDMX_OK && first == RDMX_OK) first = st;
@@ -212,9 +218,12 @@ rdmx_status_t rdmx_waitany(size_t n, rdmx_request_h reqs[], size_t *index_p, rdm
     if (index_p == nullptr) RDMX_BAD_ARG("rdmx_waitany: index_p is NULL");
     *index_p = n;
     for (;;) {
-        bool any = false;
+        Ctx *one = nullptr;  // the context of every request, or nullptr if they differ
+        bool any = false, mixed = false;
         for (size_t i = 0; i < n; ++i) {
             if (reqs[i] == nullptr) continue;
+            if (!any) one = reqs[i]->ctx;
+            mixed = mixed || reqs[i]->ctx != one;
             any = true;
             int done = 0;
             rdmx_status_t st = rdmx_test(&reqs[i], &done, info_p);
@@ -224,7 +233,15 @@ rdmx_status_t rdmx_waitany(size_t n, rdmx_request_h reqs[], size_t *index_p, rdm
             }
         }
         if (!any) return RDMX_OK;
-        std::this_thread::yield();
+        if (mixed) {  // several contexts: no one place to sleep on
+            std::this_thread::yield();
+            continue;
+        }
+        rdmx_status_t st = guarded("rdmx_waitany", [&] {
+            rdmx::wait_any(one, reqs, n);
+            return RDMX_OK;
+        });
+        if (st != RDMX_OK) return st;
     }
 }
 
@@ -256,12 +273,22 @@ rdmx_status_t rdmx_iprobe(rdmx_context_h ctx, int source, int tag, int *found_p,
 
 rdmx_status_t rdmx_probe(rdmx_context_h ctx, int source, int tag, rdmx_msg_info_t *info_p) {
     for (;;) {
+        // Read before looking, so a message arriving in between wakes the wait below.
+        const uint64_t seen = ctx != nullptr ? ctx->change_epoch.load(std::memory_order_seq_cst) : 0;
         int found = 0;
         rdmx_status_t st = rdmx_iprobe(ctx, source, tag, &found, info_p);
         if (st != RDMX_OK || found) return st;
-        if (source >= 0 && source != ctx->rank && ctx->eps[static_cast<size_t>(source)].state == rdmx::ConnState::kFailed)
-            return RDMX_ERR_PEER_LOST;
-        std::this_thread::yield();
+        {
+            std::lock_guard<rdmx::SpinLock> g(ctx->lock);
+            if (source >= 0 && source != ctx->rank &&
+                ctx->eps[static_cast<size_t>(source)].state == rdmx::ConnState::kFailed)
+                return RDMX_ERR_PEER_LOST;
+        }
+        st = guarded("rdmx_probe", [&] {
+            rdmx::wait_change(ctx, seen);
+            return RDMX_OK;
+        });
+        if (st != RDMX_OK) return st;
     }
 }
 

@@ -42,6 +42,7 @@ static void keep_unexpected(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const c
         ++c->held_bufs;
     }
     c->matcher.add_unexpected(u);
+    note_change(c);
 }
 
 void release_unexp(Ctx *c, Unexp *u) {

@@ -169,7 +169,7 @@ void drain(Ctx *c, double timeout) {
             flushed = true;
         }
         bool done = flushed && quiet(c);
-        progress_locked(c);
+        progress_locked(c, true);
         c->lock.unlock();
         if (done) return;
         if (d.expired()) {

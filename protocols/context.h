@@ -97,6 +97,16 @@ struct rdmx_context {
     std::condition_variable wait_cv;
     std::atomic<int> waiters{0};
     bool notify_pending = false;
+    // Set while an application thread waiting for a request sleeps on the
+    // CQ's completion channel itself; the progress thread then leaves that fd
+    // alone, so a completion wakes one thread, not two in turn.
+    std::atomic<bool> cq_waiter{false};
+    // Application threads inside a wait (spinning or asleep): they drive
+    // progress, and the progress thread keeps off the CPU and the CQ.
+    std::atomic<int> app_waiting{0};
+    // Bumped (engine lock held) when a message joins the unexpected queue or a
+    // peer is lost: what a blocking probe waits for.
+    std::atomic<uint64_t> change_epoch{0};
 
     ~rdmx_context();
 };
@@ -113,6 +123,8 @@ rdmx_status_t context_finalize(Ctx *c);
 rdmx_request *req_alloc(Ctx *c, ReqKind kind);
 void req_free(Ctx *c, rdmx_request *r);
 void req_complete(Ctx *c, rdmx_request *r, rdmx_status_t st);
+// A message became unexpected or a peer was lost: wakes rdmx_probe.
+void note_change(Ctx *c);
 
 // eager.cc: sends and arrivals
 rdmx_status_t start_send(Ctx *c, rdmx_request *r);
@@ -155,8 +167,23 @@ void rndv_post_invalidations(Ctx *c, Endpoint &ep);
 
 // progress.cc
 int progress(Ctx *c, bool block_ok);
-int progress_locked(Ctx *c);
+// housekeeping: also read CM/async events and run the watchdogs now.
+int progress_locked(Ctx *c, bool housekeeping = false);
 void wait_request(Ctx *c, rdmx_request *r);
+// Returns once at least one non-null request of reqs[0..n) is done (all of ctx c).
+void wait_any(Ctx *c, rdmx_request *const *reqs, size_t n);
+// Returns once change_epoch differs from `seen` (spinning, then sleeping).
+void wait_change(Ctx *c, uint64_t seen);
+// An application thread inside a wait (counted in app_waiting): while any is,
+// the progress thread sleeps and leaves progress to it. Scopes nest
+// (rdmx_waitall holds one across its waits).
+struct WaitScope {
+    Ctx *c;
+    explicit WaitScope(Ctx *ctx);
+    ~WaitScope();
+    WaitScope(const WaitScope &) = delete;
+    WaitScope &operator=(const WaitScope &) = delete;
+};
 void start_progress_thread(Ctx *c);
 void stop_progress_thread(Ctx *c);
 void notify_waiters(Ctx *c);

@@ -47,6 +47,11 @@ void req_free(Ctx *c, rdmx_request *r) {
     c->free_reqs = r;
 }
 
+void note_change(Ctx *c) {
+    c->change_epoch.fetch_add(1, std::memory_order_seq_cst);
+    if (c->waiters.load(std::memory_order_seq_cst) > 0) c->notify_pending = true;
+}
+
 void req_complete(Ctx *c, rdmx_request *r, rdmx_status_t st) {
     r->status = st;
     r->info.error = st;
@@ -158,6 +163,7 @@ static rdmx_status_t self_send(Ctx *c, rdmx_request *r) {
         u->self_send = r;
     }
     c->matcher.add_unexpected(u);
+    note_change(c);
     return RDMX_OK;
 }
 

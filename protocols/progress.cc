@@ -76,6 +76,31 @@ void handle_send_wc(Ctx *c, const ibv_wc &wc) {
     release_ring(c, ep, wrid_seq(wc.wr_id), ok);
 }
 
+static bool port_active(Ctx *c) {
+    ibv_port_attr pa{};
+    return vx::query_port(c->dev.ctx(), c->dev.port(), &pa) == 0 && pa.state == IBV_PORT_ACTIVE;
+}
+
+// Tells a lost peer's CM (DREQ), except through a port that is down: a
+// management datagram sent into a downed Soft-RoCE port can stay pending in
+// the kernel forever, and rdma_destroy_id then never returns. The DREQ goes
+// out when the port is back (or at finalize).
+static void disconnect_lost(Ctx *c, Endpoint &ep) {
+    if (c->fatal.load(std::memory_order_relaxed) == 0 && !port_active(c)) {
+        ep.disconnect_deferred = true;
+        return;
+    }
+    (void)vx::disconnect(ep.id.get());
+}
+
+static void send_deferred_disconnects(Ctx *c) {
+    for (Endpoint &ep : c->eps)
+        if (ep.disconnect_deferred) {
+            ep.disconnect_deferred = false;
+            if (ep.id) (void)vx::disconnect(ep.id.get());
+        }
+}
+
 void fail_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason) {
     Endpoint &ep = c->eps[static_cast<size_t>(peer)];
     if (ep.error == 0) ep.error = why;
@@ -83,7 +108,8 @@ void fail_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason) {
         RDMX_WARN("peer %d (%s) lost: %s; its operations fail with \"%s\"", peer, ep.addr.c_str(), reason,
                   rdmx_strerror(static_cast<rdmx_status_t>(ep.error)));
         ep.set_state(ConnState::kFailed);
-        if (ep.id) (void)vx::disconnect(ep.id.get());
+        if (ep.id) disconnect_lost(c, ep);
+        note_change(c);
     }
     why = static_cast<rdmx_status_t>(ep.error);  // the first cause names every later failure
     while (ListNode *n = ep.pending.pop_front()) req_complete(c, container_of<rdmx_request, &rdmx_request::link>(n), why);
@@ -162,6 +188,7 @@ static void on_port_event(Ctx *c, const ibv_async_event &ev) {
                   static_cast<double>(now_ns() - c->port_down_ns) * 1e-9);
         c->port_down_ns = 0;
     }
+    if (ev.event_type == IBV_EVENT_PORT_ACTIVE) send_deferred_disconnects(c);
 }
 
 // A port that stays down past the peer timeout takes every connection on it.
@@ -278,7 +305,7 @@ static int progress_fatal(Ctx *c) {
     return n;
 }
 
-int progress_locked(Ctx *c) {
+int progress_locked(Ctx *c, bool housekeeping) {
     if (!c->transport) return 0;
     if (c->fatal.load(std::memory_order_relaxed) != 0) return progress_fatal(c);
     int n = poll_batch(c);
@@ -290,7 +317,11 @@ int progress_locked(Ctx *c) {
     (void)c->iface.flush();
     if (!c->stalled.empty()) kick_stalled(c);
     return_credits(c);
-    if ((++c->poll_calls & 63) == 0 || n == 0) {
+    // CM and async events (each a read(2) that mostly finds nothing), the
+    // watchdogs: every 64th call, or when about to sleep. Not on every idle
+    // poll: a waiting caller spins through here, and a system call per spin
+    // (several microseconds emulated) showed up in small-message latency.
+    if ((++c->poll_calls & 63) == 0 || housekeeping) {
         if (!c->cm.on_peer_lost) set_peer_lost_hooks(c);
         total += c->cm.poll_events();
         handle_async(c);
@@ -319,62 +350,157 @@ int progress(Ctx *c, bool block_ok) {
     return n;
 }
 
-// Arms the CQ, re-checks (closing the race), then sleeps on every fd.
-static void block_on_fds(Ctx *c, int timeout_ms) {
+// Arms the CQ, re-checks (closing the race), then sleeps on the fds: the
+// completion channel unless `cq` is false, the CM and async fds, and the
+// wake-up eventfd only for the progress thread (`wake`), whose stop signal it
+// carries.
+static void block_on_fds(Ctx *c, int timeout_ms, bool cq, bool wake) {
     if (!c->transport) {
         pollfd wfd{c->wake_fd, POLLIN, 0};
         (void)poll(&wfd, 1, timeout_ms);
         return;
     }
     c->lock.lock();
-    if (c->fatal.load(std::memory_order_relaxed) == 0) (void)c->iface.arm_cq();
-    int n = progress_locked(c);
+    if (cq && c->fatal.load(std::memory_order_relaxed) == 0) (void)c->iface.arm_cq();
+    int n = progress_locked(c, true);
     bool stalled = !c->stalled.empty();
     bool notify = c->notify_pending;
     c->notify_pending = false;
     c->lock.unlock();
     if (notify) notify_waiters(c);
     if (n > 0) return;
-    pollfd fds[4] = {{c->iface.channel()->fd, POLLIN, 0}, {c->cm.fd(), POLLIN, 0},
-                     {c->dev.ctx()->async_fd, POLLIN, 0}, {c->wake_fd, POLLIN, 0}};
-    (void)poll(fds, c->wake_fd >= 0 ? 4 : 3, stalled ? 1 : timeout_ms);
-    c->iface.drain_channel();
-    if (fds[3].revents & POLLIN) {
+    pollfd fds[4];
+    nfds_t nfds = 0;
+    fds[nfds++] = {c->cm.fd(), POLLIN, 0};
+    fds[nfds++] = {c->dev.ctx()->async_fd, POLLIN, 0};
+    if (cq) fds[nfds++] = {c->iface.channel()->fd, POLLIN, 0};
+    const bool with_wake = wake && c->wake_fd >= 0;
+    if (with_wake) fds[nfds++] = {c->wake_fd, POLLIN, 0};
+    (void)poll(fds, nfds, stalled ? 1 : timeout_ms);
+    if (cq) c->iface.drain_channel();
+    if (with_wake && (fds[nfds - 1].revents & POLLIN)) {
         uint64_t v;
         ssize_t r = read(c->wake_fd, &v, sizeof(v));
         (void)r;
     }
 }
 
-void wait_request(Ctx *c, rdmx_request *r) {
+// Thread mode, after the spin: one waiting thread sleeps on the completion
+// channel and drives progress itself when it fires (one wake-up per
+// completion instead of the progress thread's followed by this thread's);
+// any other waiter sleeps on the condition variable, woken by whoever
+// completes a request while it is registered.
+template <class Done> static void sleep_until(Ctx *c, Done done) {
+    bool expected = false;
+    if (c->cq_waiter.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
+        while (!done()) block_on_fds(c, 1, true, false);
+        c->cq_waiter.store(false, std::memory_order_release);
+        return;
+    }
+    c->waiters.fetch_add(1);
+    {
+        std::unique_lock<std::mutex> lk(c->wait_mu);
+        c->wait_cv.wait_for(lk, std::chrono::milliseconds(1), done);
+    }
+    c->waiters.fetch_sub(1);
+    progress(c, false);
+}
+
+// Work that goes on without the application calling in: queued sends,
+// rendezvous transfers, receives waiting for data.
+static bool background_work(Ctx *c) {
+    std::lock_guard<SpinLock> g(c->lock);
+    return !c->stalled.empty() || !c->rndv_sends.empty() || !c->rndv_xfers.empty() || !c->rndv_puts.empty() ||
+           c->matcher.posted_count() > 0;
+}
+
+WaitScope::WaitScope(Ctx *ctx) : c(ctx) { c->app_waiting.fetch_add(1, std::memory_order_acq_rel); }
+
+// The last waiter leaving hands progress back to the progress thread at once
+// when something is still in flight (it may be asleep for up to 10 ms).
+WaitScope::~WaitScope() {
+    if (c->app_waiting.fetch_sub(1, std::memory_order_acq_rel) != 1 || c->wake_fd < 0 ||
+        c->cfg.progress != RDMX_PROGRESS_THREAD || !background_work(c))
+        return;
+    uint64_t one = 1;
+    ssize_t w = write(c->wake_fd, &one, sizeof(one));
+    (void)w;
+}
+
+// Spins (driving progress) for RDMX_SPIN_US, then sleeps; never returns
+// before done() holds. done() must load with seq_cst (see req_complete).
+template <class Done> static void wait_until(Ctx *c, Done done) {
+    if (done()) return;
     const uint64_t spin_ns = static_cast<uint64_t>(c->cfg.spin_us) * 1000ull;
-    uint64_t start = now_ns();
+    const uint64_t start = now_ns();
     const bool caller = c->cfg.progress == RDMX_PROGRESS_CALLER;
-    while (r->done.load(std::memory_order_acquire) == 0) {
-        if (now_ns() - start < spin_ns) {
-            progress(c, false);
-            continue;
-        }
-        if (caller) {
-            block_on_fds(c, 1);
-            continue;
-        }
-        c->waiters.fetch_add(1);
-        {
-            std::unique_lock<std::mutex> lk(c->wait_mu);
-            c->wait_cv.wait_for(lk, std::chrono::milliseconds(1),
-                                [&] { return r->done.load(std::memory_order_seq_cst) != 0; });
-        }
-        c->waiters.fetch_sub(1);
-        progress(c, false);
+    WaitScope waiting(c);
+    while (!done()) {
+        if (now_ns() - start < spin_ns) progress(c, false);
+        else if (caller) block_on_fds(c, 1, true, false);
+        else sleep_until(c, done);
     }
 }
 
+void wait_request(Ctx *c, rdmx_request *r) {
+    wait_until(c, [r] { return r->done.load(std::memory_order_seq_cst) != 0; });
+}
+
+void wait_change(Ctx *c, uint64_t seen) {
+    wait_until(c, [c, seen] { return c->change_epoch.load(std::memory_order_seq_cst) != seen; });
+}
+
+void wait_any(Ctx *c, rdmx_request *const *reqs, size_t n) {
+    wait_until(c, [reqs, n] {
+        for (size_t i = 0; i < n; ++i)
+            if (reqs[i] != nullptr && reqs[i]->done.load(std::memory_order_seq_cst) != 0) return true;
+        return false;
+    });
+}
+
+// While application threads wait (and drive progress themselves): sleep on
+// the CM, async and wake-up fds, and take the engine lock only when one of
+// them fired. Polling the CQ here too would make this thread spin alongside
+// the waiter whenever completions flow, and short timeouts cost as much: at
+// 1 ms, its wake-ups alone doubled 8-byte latency on the emulated test bed.
+// The last waiter to leave kicks the wake-up fd if work is in flight (see
+// WaitScope); otherwise this thread looks again within 10 ms.
+static void sleep_delegated(Ctx *c) {
+    if (!c->transport) return block_on_fds(c, 1, false, true);
+    pollfd fds[3] = {{c->cm.fd(), POLLIN, 0}, {c->dev.ctx()->async_fd, POLLIN, 0}, {c->wake_fd, POLLIN, 0}};
+    const nfds_t nfds = c->wake_fd >= 0 ? 3 : 2;
+    if (poll(fds, nfds, 10) <= 0) return;
+    if (nfds == 3 && (fds[2].revents & POLLIN)) {
+        uint64_t v;
+        ssize_t r = read(c->wake_fd, &v, sizeof(v));
+        (void)r;
+    }
+    if (((fds[0].revents | fds[1].revents) & POLLIN) == 0) return;
+    c->lock.lock();
+    (void)progress_locked(c, true);
+    bool notify = c->notify_pending;
+    c->notify_pending = false;
+    c->lock.unlock();
+    if (notify) notify_waiters(c);
+}
+
+// One thread per process spins at a time: two spinners per rank (the
+// application's and this one) on a busy or emulated machine fight for the
+// CPUs the transport itself needs (on Soft-RoCE, the kernel's packet work),
+// and small-message latency went up tenfold. So while an application thread
+// waits (and drives progress itself) this thread sleeps on the CM, async
+// and wake-up fds only (sleep_delegated); otherwise it spins
+// a tenth of RDMX_SPIN_US after its last completion, then sleeps on every fd.
 static void progress_main(Ctx *c) {
     apply_progress_placement(c);
-    const uint64_t spin_ns = static_cast<uint64_t>(c->cfg.spin_us) * 1000ull;
+    const uint64_t spin_ns = static_cast<uint64_t>(c->cfg.spin_us) * 100ull;
     uint64_t last_busy = now_ns();
     while (!c->stop.load(std::memory_order_acquire)) {
+        if (c->app_waiting.load(std::memory_order_acquire) > 0) {
+            sleep_delegated(c);
+            last_busy = now_ns();
+            continue;
+        }
         if (progress(c, false) > 0) {
             last_busy = now_ns();
             continue;
@@ -383,7 +509,7 @@ static void progress_main(Ctx *c) {
             __builtin_ia32_pause();
             continue;
         }
-        block_on_fds(c, 100);
+        block_on_fds(c, 100, true, true);
         last_busy = now_ns();
     }
 }

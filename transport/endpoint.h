@@ -34,6 +34,7 @@ struct Endpoint {
     int peer = -1;
     ConnState state = ConnState::kIdle;
     int error = 0;                // rdmx_status_t once failed
+    bool disconnect_deferred = false;  // lost while the port was down: DREQ once it is up
     std::string addr;             // peer's address, for messages
     CmIdHandle id;
     ibv_qp *qp = nullptr;         // owned by id

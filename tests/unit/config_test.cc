@@ -118,7 +118,7 @@ TEST_F(ConfigLoadTest, Defaults) {
     EXPECT_EQ(c.log_level, 1);
     EXPECT_DOUBLE_EQ(c.connect_timeout, 60.0);
     EXPECT_DOUBLE_EQ(c.peer_timeout, 30.0);
-    EXPECT_EQ(c.spin_us, 20u);
+    EXPECT_EQ(c.spin_us, 200u);
     EXPECT_EQ(c.allgather, nullptr);
     EXPECT_EQ(c.rank, -1);
     EXPECT_EQ(c.size, -1);

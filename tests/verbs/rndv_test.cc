@@ -97,12 +97,14 @@ void t_freed() {
         size_t bad = check_words(in, len, static_cast<uint64_t>(peer) * 1000 + static_cast<uint64_t>(round));
         RT_CHECK(bad == SIZE_MAX, "round %d: byte %zu of the message is stale or wrong", round, bad);
         if (round == 2) break;
-        // Free both and map new memory at the same addresses.
+        // Replace both with new memory at the same addresses. MAP_FIXED over
+        // our own mapping, not munmap and then mmap: between those two, any
+        // thread (the progress thread's allocations, Open MPI's) may take
+        // the hole. munmap itself is exercised by the free() loop below.
         void *old_out = out, *old_in = in;
-        RT_CHECK(munmap(out, len) == 0 && munmap(in, len) == 0, "munmap");
-        out = mmap(old_out, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-        in = mmap(old_in, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-        RT_CHECK(out == old_out && in == old_in, "could not map new memory at the freed addresses");
+        out = mmap(old_out, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        in = mmap(old_in, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        RT_CHECK(out == old_out && in == old_in, "could not map new memory at the same addresses");
     }
     // The same through malloc/free (glibc hands a large block back to the
     // kernel on free and maps a new one, usually at the same address).
