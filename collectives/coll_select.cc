@@ -121,7 +121,8 @@ Algo select_reduce(size_t bytes, size_t count, int p) {
 Algo select_allreduce(size_t bytes, size_t count, int p) {
     if (Algo f = forced(Coll::Allreduce); f != Algo::Auto) return f;
     const auto &t = kThresholds;
-    if (bytes < t.allreduce_small_max || count < static_cast<size_t>(p)) return Algo::RecursiveDoubling;
+    const size_t small_max = is_pow2(p) ? t.allreduce_small_max : t.allreduce_small_max_nonpow2;
+    if (bytes < small_max || count < static_cast<size_t>(p)) return Algo::RecursiveDoubling;
     if (is_pow2(p) || bytes < t.allreduce_ring_min) return Algo::Rabenseifner;
     return Algo::Ring;
 }
@@ -134,8 +135,8 @@ Algo select_reduce_scatter(size_t total_bytes, int p) {
 
 Algo select_allgather(size_t total_bytes, int p) {
     if (Algo f = forced(Coll::Allgather); f != Algo::Auto) return f;
-    if (total_bytes >= kThresholds.allgather_ring_min) return Algo::Ring;
-    return is_pow2(p) ? Algo::RecursiveDoubling : Algo::Bruck;
+    if (is_pow2(p)) return Algo::RecursiveDoubling;
+    return total_bytes >= kThresholds.allgather_ring_min ? Algo::Ring : Algo::Bruck;
 }
 
 Algo select_gather(int) { return Algo::Binomial; }

@@ -29,29 +29,40 @@ inline constexpr size_t KiB = 1024;
 
 /**
  * Every size threshold of the automatic selection. Sizes are in bytes.
- * INITIAL VALUES, to be re-derived from measurements on the test bed (the
- * engine that measures them is not ready yet). Rationale of the defaults:
- * latency-bound algorithms (log p rounds of the whole message) below a few
- * KiB, bandwidth-optimal ones (each rank moves ~2n(p-1)/p) above.
+ * Derived from forced-algorithm sweeps on the Soft-RoCE test bed (3 and 4
+ * ranks, 1 KiB to 4 MiB, medians of 3 interleaved runs; the table is in
+ * docs/collectives.md). Rank counts the bed cannot run meaningfully (8 and
+ * more on its 2 vCPUs) follow the algorithms' cost models instead.
  */
 struct Thresholds {
-    // allreduce: bytes < small_max -> recursive_doubling. Larger: power-of-two
-    // ranks -> rabenseifner; otherwise rabenseifner below ring_min (its fold
-    // costs one extra full-message round) and ring from ring_min on.
-    size_t allreduce_small_max = 8 * KiB;
-    size_t allreduce_ring_min = 512 * KiB;
+    // allreduce: recursive_doubling below small_max (power-of-two ranks) or
+    // small_max_nonpow2 (others), or when count < ranks. Above: power of two
+    // -> rabenseifner; otherwise rabenseifner below ring_min, ring from it.
+    // Measured crossovers: 8-16 KiB at 4 ranks; at 3 ranks recursive
+    // doubling led to 128 KiB and ring from 256 KiB (rabenseifner, with its
+    // extra fold round, never led).
+    size_t allreduce_small_max = 16 * KiB;
+    size_t allreduce_small_max_nonpow2 = 128 * KiB;
+    size_t allreduce_ring_min = 256 * KiB;
     // bcast: bytes >= large_min with at least large_min_ranks ranks ->
-    // scatter_allgather (van de Geijn), else binomial.
-    size_t bcast_large_min = 64 * KiB;
-    int bcast_large_min_ranks = 3;
-    // reduce: bytes >= large_min (and count >= ranks) -> reduce_scatter_gather.
-    size_t reduce_large_min = 256 * KiB;
+    // scatter_allgather (van de Geijn), else binomial. Binomial led at every
+    // size on 3 and 4 ranks (log2 p <= 2 rounds of the whole message); the
+    // scatter pays off once the tree is deeper.
+    size_t bcast_large_min = 512 * KiB;
+    int bcast_large_min_ranks = 8;
+    // reduce: bytes >= large_min (count >= ranks, ranks > 2) ->
+    // reduce_scatter_gather. Measured: from 1 MiB at 3 ranks, binomial still
+    // ahead at 4 MiB on 4 ranks.
+    size_t reduce_large_min = 2048 * KiB;
     // reduce_scatter_block, on the total bytes (ranks x block): power of two ->
-    // recursive_halving; otherwise recursive_halving below ring_min, ring above.
-    size_t reduce_scatter_ring_min = 512 * KiB;
-    // allgather, on the total bytes (ranks x len): below ring_min,
-    // recursive_doubling on a power of two and bruck otherwise; ring above.
-    size_t allgather_ring_min = 256 * KiB;
+    // recursive_halving; otherwise recursive_halving below ring_min, ring
+    // above (ring led from 2 KiB blocks at 3 ranks).
+    size_t reduce_scatter_ring_min = 2 * KiB;
+    // allgather: power of two -> recursive_doubling (it led at 4 ranks up to
+    // 4 MiB blocks, and moves what ring moves in log2 p rounds instead of
+    // p - 1). Otherwise, on the total bytes (ranks x len): bruck below
+    // ring_min, ring above (crossover between 6 and 12 KiB at 3 ranks).
+    size_t allgather_ring_min = 8 * KiB;
     // alltoall: peers in flight per window, wide for small blocks.
     size_t alltoall_small_max = 4 * KiB;
     int alltoall_window_small = 32;

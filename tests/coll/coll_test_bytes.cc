@@ -3,6 +3,7 @@
 #include "coll_select.h"  // kThresholds: the sizes that cross every threshold
 #include "coll_test.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -182,7 +183,8 @@ void run_bcast(Harness &h) {
 
 void run_allgather(Harness &h) {
     const size_t p = static_cast<size_t>(h.size);
-    const auto lens = sizes(h, {kThresholds.allgather_ring_min / p}, 3 * kThresholds.allgather_ring_min / p + 1);
+    // Past the threshold, and past the eager limit (rendezvous blocks).
+    const auto lens = sizes(h, {kThresholds.allgather_ring_min / p}, std::max<size_t>(3 * kThresholds.allgather_ring_min / p + 1, 65537));
     sweep(h, "allgather", lens, false, [&](const Case &c) { allgather_case(h, c); });
 }
 

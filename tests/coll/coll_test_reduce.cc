@@ -161,6 +161,7 @@ std::vector<size_t> counts_for(const Harness &h, const std::string &coll, const 
     const bool large = !h.opt.quick && (algo == "auto" || op == RDMX_SUM);
     if (coll == "allreduce") {
         cross(kThresholds.allreduce_small_max);
+        if (large) cross(kThresholds.allreduce_small_max_nonpow2);
         if (large) cross(kThresholds.allreduce_ring_min);
     } else if (coll == "reduce") {
         if (large) cross(kThresholds.reduce_large_min);
