@@ -336,18 +336,31 @@ void notify_waiters(Ctx *c) {
     c->wait_cv.notify_all();
 }
 
+// With the engine lock held: progress, then release the lock and wake the
+// waiters whose requests completed. *stalled (if given): sends were queued.
+static int progress_unlock(Ctx *c, bool housekeeping, bool *stalled = nullptr) {
+    int n = progress_locked(c, housekeeping);
+    if (stalled != nullptr) *stalled = !c->stalled.empty();
+    bool notify = c->notify_pending;
+    c->notify_pending = false;
+    c->lock.unlock();
+    if (notify) notify_waiters(c);
+    return n;
+}
+
+static void drain_wake_fd(Ctx *c) {
+    uint64_t v;
+    ssize_t r = read(c->wake_fd, &v, sizeof(v));
+    (void)r;
+}
+
 int progress(Ctx *c, bool block_ok) {
     if (!block_ok) {
         if (!c->lock.try_lock()) return 0;
     } else {
         c->lock.lock();
     }
-    int n = progress_locked(c);
-    bool notify = c->notify_pending;
-    c->notify_pending = false;
-    c->lock.unlock();
-    if (notify) notify_waiters(c);
-    return n;
+    return progress_unlock(c, false);
 }
 
 // Arms the CQ, re-checks (closing the race), then sleeps on the fds: the
@@ -362,13 +375,8 @@ static void block_on_fds(Ctx *c, int timeout_ms, bool cq, bool wake) {
     }
     c->lock.lock();
     if (cq && c->fatal.load(std::memory_order_relaxed) == 0) (void)c->iface.arm_cq();
-    int n = progress_locked(c, true);
-    bool stalled = !c->stalled.empty();
-    bool notify = c->notify_pending;
-    c->notify_pending = false;
-    c->lock.unlock();
-    if (notify) notify_waiters(c);
-    if (n > 0) return;
+    bool stalled = false;
+    if (progress_unlock(c, true, &stalled) > 0) return;
     pollfd fds[4];
     nfds_t nfds = 0;
     fds[nfds++] = {c->cm.fd(), POLLIN, 0};
@@ -378,11 +386,7 @@ static void block_on_fds(Ctx *c, int timeout_ms, bool cq, bool wake) {
     if (with_wake) fds[nfds++] = {c->wake_fd, POLLIN, 0};
     (void)poll(fds, nfds, stalled ? 1 : timeout_ms);
     if (cq) c->iface.drain_channel();
-    if (with_wake && (fds[nfds - 1].revents & POLLIN)) {
-        uint64_t v;
-        ssize_t r = read(c->wake_fd, &v, sizeof(v));
-        (void)r;
-    }
+    if (with_wake && (fds[nfds - 1].revents & POLLIN)) drain_wake_fd(c);
 }
 
 // Thread mode, after the spin: one waiting thread sleeps on the completion
@@ -470,18 +474,10 @@ static void sleep_delegated(Ctx *c) {
     pollfd fds[3] = {{c->cm.fd(), POLLIN, 0}, {c->dev.ctx()->async_fd, POLLIN, 0}, {c->wake_fd, POLLIN, 0}};
     const nfds_t nfds = c->wake_fd >= 0 ? 3 : 2;
     if (poll(fds, nfds, 10) <= 0) return;
-    if (nfds == 3 && (fds[2].revents & POLLIN)) {
-        uint64_t v;
-        ssize_t r = read(c->wake_fd, &v, sizeof(v));
-        (void)r;
-    }
+    if (nfds == 3 && (fds[2].revents & POLLIN)) drain_wake_fd(c);
     if (((fds[0].revents | fds[1].revents) & POLLIN) == 0) return;
     c->lock.lock();
-    (void)progress_locked(c, true);
-    bool notify = c->notify_pending;
-    c->notify_pending = false;
-    c->lock.unlock();
-    if (notify) notify_waiters(c);
+    (void)progress_unlock(c, true);
 }
 
 // One thread per process spins at a time: two spinners per rank (the
