@@ -63,6 +63,7 @@ rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, int space, const voi
 
 rdmx_status_t do_isend(rdmx_context_h ctx, int space, const void *buf, size_t len, int dest, int tag,
                        rdmx_request_h *req_p) {
+    rdmx::note_app_call(ctx);
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
     rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kSend);
     r->buf = const_cast<void *>(buf);
@@ -77,6 +78,7 @@ rdmx_status_t do_isend(rdmx_context_h ctx, int space, const void *buf, size_t le
 
 rdmx_status_t do_irecv(rdmx_context_h ctx, int space, void *buf, size_t len, int source, int tag,
                        rdmx_request_h *req_p) {
+    rdmx::note_app_call(ctx);
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
     rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kRecv);
     r->buf = buf;
@@ -182,7 +184,10 @@ rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info_t *info_
         return RDMX_OK;
     }
     return guarded("rdmx_test", [&] {
-        if ((*req)->done.load(std::memory_order_acquire) == 0) rdmx::progress((*req)->ctx, false);
+        if ((*req)->done.load(std::memory_order_acquire) == 0) {
+            rdmx::note_app_call((*req)->ctx);
+            rdmx::progress((*req)->ctx, false);
+        }
         if ((*req)->done.load(std::memory_order_acquire) == 0) return RDMX_INPROGRESS;
         *done_p = 1;
         return finish(req, info_p);
@@ -262,6 +267,7 @@ rdmx_status_t rdmx_iprobe(rdmx_context_h ctx, int source, int tag, int *found_p,
     *found_p = 0;
     if (rdmx_status_t st = check_p2p("rdmx_iprobe", ctx, RDMX_TAGSPACE_USER, nullptr, 0, source, true, tag, found_p))
         return st;
+    rdmx::note_app_call(ctx);
     rdmx::progress(ctx, false);
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
     rdmx::UnexpEntry *u = ctx->matcher.find_unexpected({0, source, tag}, false);

@@ -104,6 +104,12 @@ struct rdmx_context {
     // Application threads inside a wait (spinning or asleep): they drive
     // progress, and the progress thread keeps off the CPU and the CQ.
     std::atomic<int> app_waiting{0};
+    // Bumped by every application call that drives the engine (isend, irecv,
+    // test, iprobe, each wait). While it moves, the application is driving
+    // progress between its waits (a ping-pong, a message-rate window) and
+    // the progress thread stays off the CPU; it takes over once a whole
+    // delegated sleep passes without a call.
+    std::atomic<uint32_t> app_calls{0};
     // Bumped (engine lock held) when a message joins the unexpected queue or a
     // peer is lost: what a blocking probe waits for.
     std::atomic<uint64_t> change_epoch{0};
@@ -177,6 +183,8 @@ void wait_change(Ctx *c, uint64_t seen);
 // An application thread inside a wait (counted in app_waiting): while any is,
 // the progress thread sleeps and leaves progress to it. Scopes nest
 // (rdmx_waitall holds one across its waits).
+inline void note_app_call(Ctx *c) { c->app_calls.fetch_add(1, std::memory_order_relaxed); }
+
 struct WaitScope {
     Ctx *c;
     explicit WaitScope(Ctx *ctx);

@@ -2,19 +2,36 @@
 
 #include <hwloc.h>
 
+#include <mutex>
+
 #include "core/log.h"
 #include "core/placement.h"
 
 namespace rdmx {
 
 namespace {
+// The machine's topology, loaded once per process: the load reads much of
+// sysfs and takes hundreds of milliseconds of CPU under emulation, and a
+// job that initializes several contexts (or one after another) would pay it
+// each time. Read-only use from several threads is safe (hwloc's rule).
+hwloc_topology_t topology() {
+    static hwloc_topology_t topo = nullptr;
+    static std::once_flag once;
+    std::call_once(once, [] {
+        hwloc_topology_t t;
+        if (hwloc_topology_init(&t) != 0) return;
+        if (hwloc_topology_load(t) != 0) {
+            hwloc_topology_destroy(t);
+            return;
+        }
+        topo = t;
+    });
+    return topo;
+}
+
 std::string place(const char *ibdev, bool bind) {
-    hwloc_topology_t topo;
-    if (hwloc_topology_init(&topo) != 0) return "unknown (hwloc init failed)";
-    if (hwloc_topology_load(topo) != 0) {
-        hwloc_topology_destroy(topo);
-        return "unknown (hwloc load failed)";
-    }
+    hwloc_topology_t topo = topology();
+    if (topo == nullptr) return "unknown (hwloc topology load failed)";
     hwloc_bitmap_t binding = hwloc_bitmap_alloc();
     hwloc_bitmap_t out = hwloc_bitmap_alloc();
     if (hwloc_get_cpubind(topo, binding, HWLOC_CPUBIND_PROCESS) != 0) hwloc_bitmap_zero(binding);
@@ -27,7 +44,6 @@ std::string place(const char *ibdev, bool bind) {
         RDMX_DEBUG("progress: hwloc_set_cpubind(%s) failed", desc.c_str());
     hwloc_bitmap_free(out);
     hwloc_bitmap_free(binding);
-    hwloc_topology_destroy(topo);
     return desc;
 }
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <future>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -14,6 +15,10 @@
 #include "protocols/placement_glue.h"
 
 namespace rdmx {
+
+// How long the progress thread sleeps while the application drives progress,
+// and so how soon after the application's last call it takes over.
+constexpr int kDelegatedSleepMs = 10;
 
 static void release_ring(Ctx *c, Endpoint &ep, uint32_t upto, bool ok) {
     // RC completes in order: a completion for WR `upto` covers all before it.
@@ -418,10 +423,13 @@ static bool background_work(Ctx *c) {
            c->matcher.posted_count() > 0;
 }
 
-WaitScope::WaitScope(Ctx *ctx) : c(ctx) { c->app_waiting.fetch_add(1, std::memory_order_acq_rel); }
+WaitScope::WaitScope(Ctx *ctx) : c(ctx) {
+    note_app_call(c);
+    c->app_waiting.fetch_add(1, std::memory_order_acq_rel);
+}
 
 // The last waiter leaving hands progress back to the progress thread at once
-// when something is still in flight (it may be asleep for up to 10 ms).
+// when something is still in flight (it may be asleep for kDelegatedSleepMs).
 WaitScope::~WaitScope() {
     if (c->app_waiting.fetch_sub(1, std::memory_order_acq_rel) != 1 || c->wake_fd < 0 ||
         c->cfg.progress != RDMX_PROGRESS_THREAD || !background_work(c))
@@ -433,16 +441,25 @@ WaitScope::~WaitScope() {
 
 // Spins (driving progress) for RDMX_SPIN_US, then sleeps; never returns
 // before done() holds. done() must load with seq_cst (see req_complete).
+// The clock is read every 16th spin: where the clocksource is not the TSC
+// (HPET in an emulated guest) clock_gettime is a system call, and one per
+// spin slowed the polling it is meant to time.
 template <class Done> static void wait_until(Ctx *c, Done done) {
     if (done()) return;
     const uint64_t spin_ns = static_cast<uint64_t>(c->cfg.spin_us) * 1000ull;
     const uint64_t start = now_ns();
     const bool caller = c->cfg.progress == RDMX_PROGRESS_CALLER;
     WaitScope waiting(c);
-    while (!done()) {
-        if (now_ns() - start < spin_ns) progress(c, false);
-        else if (caller) block_on_fds(c, 1, true, false);
-        else sleep_until(c, done);
+    bool spinning = spin_ns > 0;
+    for (unsigned spins = 1; !done(); ++spins) {
+        if (spinning) {
+            progress(c, false);
+            if ((spins & 15) == 0 && now_ns() - start >= spin_ns) spinning = false;
+        } else if (caller) {
+            block_on_fds(c, 1, true, false);
+        } else {
+            sleep_until(c, done);
+        }
     }
 }
 
@@ -462,38 +479,53 @@ void wait_any(Ctx *c, rdmx_request *const *reqs, size_t n) {
     });
 }
 
-// While application threads wait (and drive progress themselves): sleep on
-// the CM, async and wake-up fds, and take the engine lock only when one of
-// them fired. Polling the CQ here too would make this thread spin alongside
-// the waiter whenever completions flow, and short timeouts cost as much: at
-// 1 ms, its wake-ups alone doubled 8-byte latency on the emulated test bed.
-// The last waiter to leave kicks the wake-up fd if work is in flight (see
-// WaitScope); otherwise this thread looks again within 10 ms.
-static void sleep_delegated(Ctx *c) {
-    if (!c->transport) return block_on_fds(c, 1, false, true);
+// While the application drives progress (a thread waits, or it called in
+// during the last sleep): sleep on the CM, async and wake-up fds, and take
+// the engine lock only when the CM or async fd fired. Polling the CQ here
+// too would make this thread run beside the application's whenever
+// completions flow; on two emulated CPUs with two ranks, that extra runnable
+// thread alone made 8-byte latency 4x and halved the message rate.
+// Returns true when kicked through the wake-up fd (see WaitScope): work is in
+// flight and nobody waits, so this thread should take over at once.
+static bool sleep_delegated(Ctx *c) {
+    if (!c->transport) {
+        block_on_fds(c, 1, false, true);
+        return false;
+    }
     pollfd fds[3] = {{c->cm.fd(), POLLIN, 0}, {c->dev.ctx()->async_fd, POLLIN, 0}, {c->wake_fd, POLLIN, 0}};
     const nfds_t nfds = c->wake_fd >= 0 ? 3 : 2;
-    if (poll(fds, nfds, 10) <= 0) return;
-    if (nfds == 3 && (fds[2].revents & POLLIN)) drain_wake_fd(c);
-    if (((fds[0].revents | fds[1].revents) & POLLIN) == 0) return;
-    c->lock.lock();
-    (void)progress_unlock(c, true);
+    if (poll(fds, nfds, kDelegatedSleepMs) <= 0) return false;
+    const bool kicked = nfds == 3 && (fds[2].revents & POLLIN);
+    if (kicked) drain_wake_fd(c);
+    if ((fds[0].revents | fds[1].revents) & POLLIN) {
+        c->lock.lock();
+        (void)progress_unlock(c, true);
+    }
+    return kicked;
 }
 
-// One thread per process spins at a time: two spinners per rank (the
+// One thread per process drives progress at a time: two per rank (the
 // application's and this one) on a busy or emulated machine fight for the
-// CPUs the transport itself needs (on Soft-RoCE, the kernel's packet work),
-// and small-message latency went up tenfold. So while an application thread
-// waits (and drives progress itself) this thread sleeps on the CM, async
-// and wake-up fds only (sleep_delegated); otherwise it spins
-// a tenth of RDMX_SPIN_US after its last completion, then sleeps on every fd.
-static void progress_main(Ctx *c) {
+// CPUs the transport itself needs (on Soft-RoCE, the kernel's packet work).
+// So while the application drives progress (it waits, or has called in
+// during the last kDelegatedSleepMs) this thread sleeps on the CM, async and
+// wake-up fds only (sleep_delegated). It takes over when a whole sleep
+// passes without a call (the application computes) or when the last waiter
+// leaves work in flight (kick); then it spins a tenth of RDMX_SPIN_US after
+// its last completion and sleeps on every fd, the completion channel too.
+static void progress_main(Ctx *c, std::promise<void> *placed) {
     apply_progress_placement(c);
+    placed->set_value();
     const uint64_t spin_ns = static_cast<uint64_t>(c->cfg.spin_us) * 100ull;
     uint64_t last_busy = now_ns();
+    uint32_t seen = c->app_calls.load(std::memory_order_relaxed);
+    unsigned spins = 0;
     while (!c->stop.load(std::memory_order_acquire)) {
-        if (c->app_waiting.load(std::memory_order_acquire) > 0) {
-            sleep_delegated(c);
+        const uint32_t calls = c->app_calls.load(std::memory_order_relaxed);
+        if (c->app_waiting.load(std::memory_order_acquire) > 0 || calls != seen) {
+            seen = calls;
+            const bool kicked = sleep_delegated(c);
+            if (kicked) seen = c->app_calls.load(std::memory_order_relaxed);
             last_busy = now_ns();
             continue;
         }
@@ -501,7 +533,7 @@ static void progress_main(Ctx *c) {
             last_busy = now_ns();
             continue;
         }
-        if (now_ns() - last_busy < spin_ns) {
+        if ((++spins & 15) != 0 || now_ns() - last_busy < spin_ns) {
             __builtin_ia32_pause();
             continue;
         }
@@ -513,7 +545,15 @@ static void progress_main(Ctx *c) {
 void start_progress_thread(Ctx *c) {
     c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     c->stop.store(false);
-    if (c->cfg.progress == RDMX_PROGRESS_THREAD) c->progress_thread = std::thread(progress_main, c);
+    if (c->cfg.progress != RDMX_PROGRESS_THREAD) return;
+    // Placement loads the machine's topology (hundreds of milliseconds of
+    // CPU under emulation): done before rdmx_init returns, so it does not
+    // compete with the application's first messages. (It did: a 20-iteration
+    // warm-up left 8-byte latency 3x what it was after 3,000.)
+    std::promise<void> placed;
+    std::future<void> done = placed.get_future();
+    c->progress_thread = std::thread(progress_main, c, &placed);
+    done.wait();
 }
 
 void stop_progress_thread(Ctx *c) {
