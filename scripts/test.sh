@@ -13,7 +13,8 @@ tsan="$bdir-tsan"
 "$top/scripts/deps.sh" || exit 1
 "$top/scripts/build.sh" "$bdir" || { echo "rdmx: build failed" >&2; exit 1; }
 # The sanitizer trees build everything but the benchmarks: the engine's
-# whole verbs suite (label p2p) runs under both (scripts/verbs-suite.sh).
+# own verbs suite (label p2p, device removal, link down) runs under both
+# (scripts/verbs-suite.sh says what is left out and why).
 BUILD_TYPE=Asan "$top/scripts/build.sh" "$asan" -DRDMX_BUILD_BENCH=OFF ||
   { echo "rdmx: ASan build failed" >&2; exit 1; }
 BUILD_TYPE=Tsan "$top/scripts/build.sh" "$tsan" -DRDMX_BUILD_BENCH=OFF ||
