@@ -483,8 +483,8 @@ void wait_any(Ctx *c, rdmx_request *const *reqs, size_t n) {
 // during the last sleep): sleep on the CM, async and wake-up fds, and take
 // the engine lock only when the CM or async fd fired. Polling the CQ here
 // too would make this thread run beside the application's whenever
-// completions flow; on two emulated CPUs with two ranks, that extra runnable
-// thread alone made 8-byte latency 4x and halved the message rate.
+// completions flow; on two emulated CPUs with two ranks that cost a sixth of
+// the 8-byte message rate (docs/design/protocols.md).
 // Returns true when kicked through the wake-up fd (see WaitScope): work is in
 // flight and nobody waits, so this thread should take over at once.
 static bool sleep_delegated(Ctx *c) {
