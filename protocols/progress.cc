@@ -32,6 +32,9 @@ static void release_ring(Ctx *c, Endpoint &ep, uint32_t upto, bool ok) {
         if (inv != 0) rndv_on_invalidated(c, ep, inv, ok);
     }
     if (!ep.invals.empty()) rndv_post_invalidations(c, ep);
+    // A transfer queued for SQ slots (eager sends filled the queue) waits for
+    // these: no READ/WRITE of its own may be in flight to retry it.
+    if (!ep.reads.empty()) rndv_issue_reads(c, ep);
 }
 
 // What a failed work completion means for the operations on that QP.

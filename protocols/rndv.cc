@@ -283,6 +283,7 @@ void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::Rnd
 // READs, the negotiated initiator depth).
 void rndv_move_data(Ctx *c, Endpoint &ep, rdmx_request *r) {
     c->rndv_xfers[reinterpret_cast<uint64_t>(r)] = r;
+    if (ep.reads_in_flight == 0 && ep.reads.empty()) ep.read_progress_ns = now_ns();  // the watchdog's start
     ep.reads.push_back(&r->link);
     rndv_issue_reads(c, ep);
 }
@@ -360,15 +361,18 @@ void rndv_on_read_done(Ctx *c, uint64_t id, uint32_t bytes, bool ok) {
     rndv_issue_reads(c, ep);
 }
 
-// READs or WRITEs in flight that make no progress for RDMX_PEER_TIMEOUT mean the
-// connection is stuck below us (a transport that stopped retrying, or a lost
-// completion): fail the peer instead of waiting forever.
+// READs or WRITEs in flight (or queued for SQ slots) that make no progress
+// for RDMX_PEER_TIMEOUT mean the connection is stuck below us (a transport
+// that stopped retrying, or a lost completion): fail the peer instead of
+// waiting forever.
 void rndv_watchdog(Ctx *c) {
     const uint64_t now = now_ns(), limit = static_cast<uint64_t>(c->cfg.peer_timeout * 1e9);
     if (now - c->watchdog_ns < 1000000000ull) return;
     c->watchdog_ns = now;
     for (Endpoint &ep : c->eps) {
-        if (ep.reads_in_flight == 0 || ep.state == ConnState::kFailed || now - ep.read_progress_ns < limit) continue;
+        if ((ep.reads_in_flight == 0 && ep.reads.empty()) || ep.state == ConnState::kFailed ||
+            now - ep.read_progress_ns < limit)
+            continue;
         RDMX_ERROR("rndv: %u RDMA READ/WRITE(s) with peer %d (%s) qp 0x%x made no progress for %.0f s (RDMX_PEER_TIMEOUT); "
                    "SQ %u posted, %u complete: failing the connection", ep.reads_in_flight, ep.peer, ep.addr.c_str(),
                    ep.qp_num, c->cfg.peer_timeout, ep.sq_posted, ep.sq_done);
