@@ -43,7 +43,9 @@ uint64_t calibrate(uint64_t tsc) {
     // which costs what now_ns() costs anyway).
     const uint64_t ticks = tsc - t0, elapsed = ns - n0;
     if (ticks < elapsed / 100) return ns;
-    const uint64_t m = static_cast<uint64_t>((static_cast<u128>(elapsed) << kShift) / ticks);
+    // Rounded up, so the scaled counter is never behind the clock read paired
+    // with it: a thread's values do not step back at the switch.
+    const uint64_t m = static_cast<uint64_t>(((static_cast<u128>(elapsed) << kShift) + ticks - 1) / ticks);
     uint64_t zero = 0;
     g_tsc.mult.compare_exchange_strong(zero, m, std::memory_order_acq_rel);
     return ns;

@@ -17,9 +17,10 @@ inline uint64_t now_ns() {
 // CLOCK_MONOTONIC over the process's first ~20 ms of calls (until then it
 // is now_ns()). Where clock_gettime has no fast path (an emulated guest on
 // HPET) it is a system call, and a spinning wait that read it every few
-// polls spent an eighth of its time there. Monotonic per thread; across
-// threads only as far as the counters agree (they do on every CPU rdmx
-// targets). Thread-safe, no lock.
+// polls spent an eighth of its time there. Monotonic within the thread that
+// calibrates it; another thread may see it step back by microseconds at the
+// switch, and across threads it is as monotonic as the CPUs' counters agree:
+// compute spans so that a negative one does no harm. Thread-safe, no lock.
 uint64_t fast_ns();
 
 class Deadline {
