@@ -19,10 +19,19 @@ BUILD_TYPE=Asan "$top/scripts/build.sh" "$asan" -DRDMX_BUILD_BENCH=OFF ||
   { echo "rdmx: ASan build failed" >&2; exit 1; }
 BUILD_TYPE=Tsan "$top/scripts/build.sh" "$tsan" -DRDMX_BUILD_BENCH=OFF ||
   { echo "rdmx: TSan build failed" >&2; exit 1; }
+# libFuzzer needs clang: a tree of its own with only the fuzz targets (each
+# compiles the wire decoders itself).
+fuzz="$bdir-fuzz"
+CC=clang CXX=clang++ BUILD_TYPE=RelWithDebInfo "$top/scripts/build.sh" "$fuzz" -DRDMX_BUILD_FUZZ=ON \
+  -DRDMX_BUILD_BENCH=OFF --target fuzz_connect_priv fuzz_msg_hdr fuzz_rndv_desc ||
+  { echo "rdmx: fuzz build failed" >&2; exit 1; }
 
 native=0
 echo "==== native tests (no RDMA device needed) ===="
 ctest --test-dir "$bdir" -LE verbs --output-on-failure --timeout 600 2>&1 | tee "$bdir/native.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || native=1
+echo "==== fuzzers (a fixed time each, from tests/fuzz/corpus) ===="
+ctest --test-dir "$fuzz" -L fuzz --output-on-failure 2>&1 | tee "$fuzz/native.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || native=1
 for t in asan tsan; do
   d="$bdir-$t"
@@ -42,7 +51,7 @@ RDMX_VM_FORCE=1 "$top/scripts/vm/run.sh" --numa --timeout 600 -- "$top/scripts/n
 numa=${PIPESTATUS[0]}
 
 echo "==== summary ===="
-for f in "$bdir/native.txt" "$asan/native.txt" "$tsan/native.txt" "$bdir/verbs-main.txt" \
+for f in "$bdir/native.txt" "$asan/native.txt" "$tsan/native.txt" "$fuzz/native.txt" "$bdir/verbs-main.txt" \
          "$asan/verbs-asan.txt" "$tsan/verbs-tsan.txt"; do
   [ -f "$f" ] && printf '%-40s %s\n' "${f#$top/}" "$(grep -E 'tests passed' "$f" | tail -1) $(grep -o 'took [0-9]* s' "$f" | tail -1)"
 done
