@@ -54,11 +54,33 @@ private:
     void *arg_;
 };
 
+// One PMIx session per process, finalized at exit. Finalizing PMIx at
+// rdmx_finalize and initializing it again at the next rdmx_init raced with
+// the server: its clean-up of the old session could drop data the new one
+// had just committed, and peers' PMIx_Get then failed with NOT-FOUND
+// (verbs.mesh.np8, 20 bring-ups, on a loaded host).
+class PmixSession {
+public:
+    static PmixSession &get() {
+        static PmixSession s;
+        return s;
+    }
+    pmix_status_t status() const { return rc_; }
+    const pmix_proc_t &me() const { return me_; }
+    ~PmixSession() {
+        if (rc_ == PMIX_SUCCESS) PMIx_Finalize(nullptr, 0);
+    }
+    PmixSession(const PmixSession &) = delete;
+    PmixSession &operator=(const PmixSession &) = delete;
+
+private:
+    PmixSession() : rc_(PMIx_Init(&me_, nullptr, 0)) {}
+    pmix_proc_t me_{};
+    pmix_status_t rc_;
+};
+
 class PmixBootstrap final : public Bootstrap {
 public:
-    ~PmixBootstrap() override {
-        if (inited_) PMIx_Finalize(nullptr, 0);
-    }
     const char *name() const override { return "PMIx"; }
     // PMIX_ERR_UNREACH (no server) means we were not launched by one.
     pmix_status_t init();
@@ -67,7 +89,6 @@ public:
 private:
     rdmx_status_t get_u32(pmix_rank_t r, const char *key, uint32_t *out);
     pmix_proc_t me_{};
-    bool inited_ = false;
     static std::atomic<unsigned> seq_;
 };
 
@@ -91,9 +112,9 @@ rdmx_status_t PmixBootstrap::get_u32(pmix_rank_t r, const char *key, uint32_t *o
 }
 
 pmix_status_t PmixBootstrap::init() {
-    pmix_status_t rc = PMIx_Init(&me_, nullptr, 0);
-    if (rc != PMIX_SUCCESS) return rc;
-    inited_ = true;
+    const PmixSession &session = PmixSession::get();
+    if (session.status() != PMIX_SUCCESS) return session.status();
+    me_ = session.me();
     rank_ = static_cast<int>(me_.rank);
     uint32_t v = 0;
     if (get_u32(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &v) != RDMX_OK || v == 0) {
