@@ -19,7 +19,10 @@ void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data,
 // The SRQ buffer goes back and the sender gets one more credit.
 static void recycle(Ctx *c, Endpoint *ep, uint32_t idx) {
     (void)c->iface.repost(idx);
-    if (ep != nullptr) ++ep->rx_granted;
+    if (ep != nullptr) {
+        ++ep->rx_granted;
+        c->credits_dirty = true;
+    }
 }
 
 static void keep_unexpected(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const char *body, uint32_t idx) {

@@ -148,6 +148,7 @@ void flush_send_queues(Ctx *c) {
         if (!ep.usable() || ep.peer == c->rank || ep.sq_done == ep.sq_posted) continue;
         ep.rx_granted_told = ep.rx_granted - c->credits;  // forces return_credits to post
     }
+    c->credits_dirty = true;
     return_credits(c);
 }
 

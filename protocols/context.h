@@ -88,7 +88,8 @@ struct rdmx_context {
     size_t live_reqs = 0;                 // handles not yet freed by test/wait
     std::vector<std::unique_ptr<rdmx_request[]>> req_chunks;
     unsigned poll_calls = 0;
-    uint64_t housekeeping_ns = 0;  // fast_ns() when CM/async events and watchdogs are next due
+    uint64_t housekeeping_ns = 0;
+    bool credits_dirty = false;  // a grant was made since return_credits last looked  // fast_ns() when CM/async events and watchdogs are next due
 
     // Progress thread and blocking waits.
     std::thread progress_thread;

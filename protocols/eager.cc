@@ -205,10 +205,18 @@ void kick_stalled(Ctx *c) {
 }
 
 // Grants travel on every header; a peer that only receives gets them by an
-// 8-byte inline RDMA WRITE once half its window is owed.
+// 8-byte inline RDMA WRITE once half its window is owed. Runs on every
+// progress call, so it looks at the peers only after a new grant (or while
+// a write waits for an SQ slot).
 void return_credits(Ctx *c) {
+    if (!c->credits_dirty) return;
+    c->credits_dirty = false;
     for (Endpoint &ep : c->eps) {
-        if (!ep.usable() || ep.rx_granted - ep.rx_granted_told < (c->credits + 1) / 2 || ep.sq_free() < 1) continue;
+        if (!ep.usable() || ep.rx_granted - ep.rx_granted_told < (c->credits + 1) / 2) continue;
+        if (ep.sq_free() < 1) {
+            c->credits_dirty = true;  // retried when a completion frees a slot
+            continue;
+        }
         ep.credit_word = ep.rx_granted;
         ibv_sge sge{reinterpret_cast<uint64_t>(&ep.credit_word), 8, 0};
         ibv_send_wr wr{};

@@ -241,7 +241,10 @@ static void keepalive(Ctx *c) {
         ep.rx_granted_told = ep.rx_granted - c->credits;  // owed a full window: return_credits writes now
         any = true;
     }
-    if (any) return_credits(c);
+    if (any) {
+        c->credits_dirty = true;
+        return_credits(c);
+    }
 }
 
 static void dispatch_async(Ctx *c, const ibv_async_event &ev) {
