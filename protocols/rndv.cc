@@ -260,6 +260,12 @@ void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::Rnd
     r->rd_issued = r->rd_done = 0;
     if (peer == c->rank) return;  // self transfers never get here
     Endpoint &ep = c->eps[static_cast<size_t>(peer)];
+    // An RTS kept as unexpected can outlive its sender's connection: its
+    // data can never move now, and no peer failure will come to fail it.
+    if (!ep.usable()) {
+        req_complete(c, r, ep.error != 0 ? static_cast<rdmx_status_t>(ep.error) : RDMX_ERR_PEER_LOST);
+        return;
+    }
     if (d.flags & wire::kDescPut) return rndv_put_recv_start(c, ep, r);
     if (r->copy_len == 0) {
         send_fin(c, ep, cookie, 0);
