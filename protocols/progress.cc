@@ -223,28 +223,60 @@ static void check_port_down(Ctx *c) {
 // A connection can be half open: the peer failed it (its disconnect lost on
 // a dead link, or its node gone without a word) while we, idle, never
 // learned. A peer silent for half the peer timeout gets a credit write (it
-// carries nothing new, so it is harmless); on a dead connection it fails
-// within the transport's retry window and the peer is lost.
+// carries nothing new, so it is harmless). On a dead connection the
+// transport should fail that write when its retries run out; where it does
+// not (Soft-RoCE on Linux 6.1 retransmits forever to a bond's stale
+// address), a probe waiting while its send queue completes nothing for
+// RDMX_PEER_TIMEOUT loses the peer here. (Progress, not age: a probe queued
+// behind a long rendezvous backlog is fine while that backlog moves.)
+static bool probe_unanswered(Ctx *c, Endpoint &ep, uint64_t now) {
+    if (ep.probe_ns == 0) return false;
+    if (static_cast<int32_t>(ep.sq_done - ep.probe_seq) > 0) {  // acknowledged: the connection works
+        ep.probe_ns = 0;
+        return false;
+    }
+    if (ep.sq_done != ep.probe_done) {
+        ep.probe_done = ep.sq_done;
+        ep.probe_ns = now;
+        return false;
+    }
+    if (now - ep.probe_ns < static_cast<uint64_t>(c->cfg.peer_timeout * 1e9)) return false;
+    RDMX_ERROR("keepalive: peer %d (%s) qp 0x%x: a keepalive write has waited %.0f s (RDMX_PEER_TIMEOUT) with "
+               "nothing on the send queue completing (SQ %u posted, %u complete): the connection is dead below us",
+               ep.peer, ep.addr.c_str(), ep.qp_num, c->cfg.peer_timeout, ep.sq_posted, ep.sq_done);
+    fail_peer(c, ep.peer, RDMX_ERR_PEER_LOST, "keepalive write unacknowledged");
+    return true;
+}
+
 static void keepalive(Ctx *c) {
     const uint64_t now = now_ns();
     if (now < c->keepalive_ns) return;
     c->keepalive_ns = now + static_cast<uint64_t>(c->cfg.peer_timeout * 0.5e9);
     c->keepalive_seen.resize(c->eps.size(), ~0u);
-    bool any = false;
+    std::vector<Endpoint *> probed;
     for (Endpoint &ep : c->eps) {
         uint32_t &seen = c->keepalive_seen[static_cast<size_t>(ep.peer)];
-        if (ep.peer == c->rank || !ep.usable()) continue;
+        if (ep.peer == c->rank || !ep.usable() || probe_unanswered(c, ep, now)) continue;
         if (ep.rx_seq != seen) {
             seen = ep.rx_seq;
+            ep.probe_ns = 0;
             continue;
         }
+        if (ep.probe_ns != 0) continue;  // one probe at a time
         ep.rx_granted_told = ep.rx_granted - c->credits;  // owed a full window: return_credits writes now
-        any = true;
+        RDMX_DEBUG("keepalive: peer %d (%s) silent for %.0f s or more: probing with a credit write (SQ %u free)",
+                   ep.peer, ep.addr.c_str(), c->cfg.peer_timeout * 0.5, ep.sq_free());
+        probed.push_back(&ep);
     }
-    if (any) {
-        c->credits_dirty = true;
-        return_credits(c);
-    }
+    if (probed.empty()) return;
+    c->credits_dirty = true;
+    return_credits(c);
+    for (Endpoint *ep : probed)
+        if (ep->usable() && ep->rx_granted_told == ep->rx_granted) {  // posted: the newest WR
+            ep->probe_seq = ep->sq_posted - 1;
+            ep->probe_done = ep->sq_done;
+            ep->probe_ns = now;
+        }
 }
 
 static void dispatch_async(Ctx *c, const ibv_async_event &ev) {

@@ -316,8 +316,20 @@ void ConnManager::on_device_event(const rdma_cm_event *ev) {
     char where[48] = "the listening id";
     if (ep != nullptr && ep->id.get() == ev->id) std::snprintf(where, sizeof(where), "peer %d's connection", ep->peer);
     if (ev->event == RDMA_CM_EVENT_ADDR_CHANGE) {
-        RDMX_WARN("cm: the address of device %s changed (seen on %s): established connections keep working "
-                  "while the port does, new ones may fail", dev_ ? dev_->name() : "?", where);
+        // One failover reaches every id on the device at once: warn for the
+        // first, the rest of the burst only at debug level.
+        const uint64_t now = now_ns();
+        const bool repeat = addr_change_ns_ != 0 && now - addr_change_ns_ < 1000000000ull;
+        addr_change_ns_ = now;
+        if (repeat) {
+            RDMX_DEBUG("cm: device %s: RDMA_CM_EVENT_ADDR_CHANGE also on %s", dev_ ? dev_->name() : "?", where);
+            return;
+        }
+        RDMX_WARN("cm: device %s: RDMA_CM_EVENT_ADDR_CHANGE (first seen on %s): its bond failed over and its "
+                  "hardware address changed; connections made before it are broken and are not re-established "
+                  "(a send on one fails and that peer is lost; the peer learns it through its keepalive, within "
+                  "2.5 x RDMX_PEER_TIMEOUT). Hint: a bond with fail_over_mac=none (the default) keeps its "
+                  "address across failovers", dev_ ? dev_->name() : "?", where);
         return;
     }
     if (device_removed_) return;

@@ -94,6 +94,7 @@ private:
     bool finalizing_ = false;
     bool bringing_up_ = false;          // inside connect_all
     bool device_removed_ = false;
+    uint64_t addr_change_ns_ = 0;  // last ADDR_CHANGE warned about: one warning per failover burst
     std::vector<rdma_cm_id *> graveyard_;  // destroyed after the current event is acked
     EventChannelHandle channel_;
     CmIdHandle listen_id_;

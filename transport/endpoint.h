@@ -66,6 +66,9 @@ struct Endpoint {
     uint64_t credit_word = 0;      // source of the credit RDMA WRITE (registered)
     uint32_t tx_seq = 0;
     uint32_t rx_seq = 0;
+    uint32_t probe_seq = 0;        // keepalive write in flight: its WR sequence number,
+    uint32_t probe_done = 0;       // sq_done when the SQ last moved while it waits,
+    uint64_t probe_ns = 0;         // and when that was (0: no probe in flight)
 
     List pending;                  // requests waiting for credits or SQ slots
     List reads;                    // receives with RDMA READs still to issue

@@ -19,8 +19,18 @@
 //              RDMX_PEER_TIMEOUT, 10 s here, or, for a connection its peer
 //              dropped while this side was idle, when a keepalive write finds
 //              it dead); the link comes back and every rank finalizes.
-// The ctest wrapper (link_restore.sh) rebuilds rxe0 and rxe1 afterwards.
+//   addrchange BOND - 2 ranks, rank 0 on an rxe over BOND (an active-backup
+//              bond with fail_over_mac=active, built by addr_change.sh), rank 1
+//              on an rxe facing it. Both stream to each other, one lane per
+//              direction; rank 0 makes the backup slave active, so BOND's MAC
+//              changes and rdma_cm sends ADDR_CHANGE. What was measured on
+//              Soft-RoCE (Linux 6.1) is what is asserted: see t_addrchange.
+// The ctest wrapper (link_restore.sh) rebuilds rxe0 and rxe1 after the first
+// two; addr_change.sh builds and removes the bonded bed around the third.
 #include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
 
 #include "fault_util.h"
 
@@ -199,26 +209,167 @@ void t_linkdown(rdmx_context_h ctx, int me, int np, double peer_timeout, double 
     RT_CHECK(since(t1) < 15, "finalize took %.1f s", since(t1));
 }
 
+std::string read_line(const std::string &path) {
+    std::ifstream f(path);
+    std::string s;
+    std::getline(f, s);
+    return s;
+}
+
+// One direction of traffic with the peer, one request in flight: a receive
+// lane proves delivery (an eager send completes locally once copied, so only
+// the receiver can tell whether a direction still flows).
+struct Lane {
+    bool send = false;
+    int peer = -1, n = 0, n_after = 0;  // completed, and completed after the failover
+    rdmx_request_h req = nullptr;
+    std::vector<uint8_t> buf;
+    bool live = true;
+    rdmx_status_t end = RDMX_OK;
+    double end_s = -1, last_ok_s = -1;  // seconds after the failover (-1: before it)
+
+    void post(rdmx_context_h ctx, int me) {
+        const size_t len = rt::Stream::size_of(n);
+        const int tag = 1000 + n;
+        buf.assign(len, 0);
+        if (send) rt::fill(buf, me, tag);
+        rdmx_status_t st = send ? rdmx_isend(ctx, buf.data(), len, peer, tag, &req)
+                                : rdmx_irecv(ctx, buf.data(), len, peer, tag, &req);
+        if (st != RDMX_OK) finish(st, 0);
+    }
+    void finish(rdmx_status_t st, double t) { live = false, end = st, end_s = t, req = nullptr; }
+    // Tests the request; on success checks it and posts the next one.
+    void poll(rdmx_context_h ctx, int me, double t, bool after) {
+        int done = 0;
+        rdmx_status_t st = rdmx_test(&req, &done, nullptr);
+        if (!done) return;
+        if (st != RDMX_OK) return finish(st, t);
+        if (!send) {
+            size_t bad = rt::verify(buf.data(), buf.size(), peer, 1000 + n, buf.size());
+            RT_CHECK(bad == SIZE_MAX, "message %d from %d: byte %zu of %zu wrong", n, peer, bad, buf.size());
+        }
+        ++n, n_after += after, last_ok_s = t;
+        post(ctx, me);
+    }
+};
+
+// Makes BOND's backup slave the active one; returns the new active slave.
+std::string fail_over(const std::string &bond) {
+    const std::string dir = "/sys/class/net/" + bond + "/bonding/";
+    const std::string cur = read_line(dir + "active_slave");
+    std::istringstream slaves(read_line(dir + "slaves"));
+    std::string s, next;
+    while (slaves >> s)
+        if (s != cur) next = s;
+    RT_CHECK(!next.empty(), "%s has no backup slave (slaves: %s)", bond.c_str(), read_line(dir + "slaves").c_str());
+    std::ofstream f(dir + "active_slave");
+    f << next << '\n';
+    f.flush();
+    RT_CHECK(f.good(), "cannot make %s the active slave of %s", next.c_str(), bond.c_str());
+    return next;
+}
+
+// Runs both lanes until both have ended or `observe` s have passed since the
+// failover, which rank 0 forces once each lane has moved `warm` messages.
+// Both ranks see the failover in sysfs (one host), so their times compare.
+void run_lanes(rdmx_context_h ctx, int me, Lane (&l)[2], const std::string &bond, double observe, double bound) {
+    const std::string path = "/sys/class/net/" + bond + "/bonding/active_slave";
+    const std::string before = read_line(path);
+    const int warm = 30;
+    auto t0 = Clock::now(), tf = t0, t_look = t0;
+    bool after = false;
+    for (auto &x : l) x.post(ctx, me);
+    while ((l[0].live || l[1].live) && !(after && since(tf) > observe)) {
+        RT_CHECK(since(t0) < bound, "lanes ran %.0f s (failed over: %d; sent %d, received %d)", since(t0), after,
+                 l[0].n, l[1].n);
+        if (!after && me == 0 && l[0].n >= warm && l[1].n >= warm) {
+            const std::string now = fail_over(bond);
+            after = true, tf = Clock::now();
+            std::printf("rank 0: %s: active slave %s -> %s\n", bond.c_str(), before.c_str(), now.c_str());
+            std::fflush(stdout);
+        }
+        if (!after && since(t_look) > 0.01) {
+            t_look = Clock::now();
+            if (read_line(path) != before) after = true, tf = t_look;
+        }
+        for (auto &x : l)
+            if (x.live) x.poll(ctx, me, after ? since(tf) : -1, after);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    RT_CHECK(after, "no failover seen");
+}
+
+// Measured on Soft-RoCE (Linux 6.1), and asserted: the bond side's first
+// send after the failover completes with LOC_QP_OP_ERR (the QP's source
+// address is stale), so it loses the peer at once; nothing is delivered
+// either way after that. The far side is not told (its packets go to the old
+// MAC, the bond side's disconnect never reaches it, and rxe retransmits to
+// the old address forever): its keepalive probes the silent peer after
+// RDMX_PEER_TIMEOUT / 2 and loses it when the probe is still unacknowledged
+// RDMX_PEER_TIMEOUT later, so every request of both sides ends PEER_LOST
+// within 2.5 x RDMX_PEER_TIMEOUT (the keepalive runs every half timeout).
+void t_addrchange(rdmx_context_h ctx, int me, int np, const std::string &bond, double peer_timeout) {
+    RT_CHECK(np == 2, "addrchange runs on 2 ranks (rank 0 on the bond), not %d", np);
+    const int peer = 1 - me;
+    rt::group_exchange(ctx, me, everyone(np), 600);
+    Lane l[2];
+    l[0].send = true;
+    l[0].peer = l[1].peer = peer;
+    const double bound = 2.5 * peer_timeout + 3, late = 2;
+    run_lanes(ctx, me, l, bond, bound, bound + 60);
+    for (const auto &x : l) {
+        std::printf("rank %d: %s %d: %d messages, %d after the failover, last at %.2f s; %s", me, x.send ? "to" : "from",
+                    peer, x.n, x.n_after, x.last_ok_s, x.live ? "still pending" : rdmx_strerror(x.end));
+        std::printf(x.live ? " %.0f s after it\n" : " at %.2f s\n", x.live ? bound : x.end_s);
+        // Only a receive proves delivery (an eager send may complete once copied).
+        RT_CHECK(x.send || x.last_ok_s < late, "a message from %d arrived %.2f s after the failover", peer,
+                 x.last_ok_s);
+        RT_CHECK(!x.live, "a %s still waits %.0f s after the failover", x.send ? "send" : "receive", bound);
+        RT_CHECK(x.end == RDMX_ERR_PEER_LOST, "lane ended with %d (%s)", x.end, rdmx_strerror(x.end));
+    }
+    std::fflush(stdout);
+    RT_CHECK(me != 0 || l[0].end_s < 5, "the bond side's sends failed only %.1f s after the failover", l[0].end_s);
+    auto t1 = Clock::now();
+    RT_OK(rdmx_finalize(ctx));
+    RT_CHECK(since(t1) < 15, "finalize took %.1f s", since(t1));
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     std::string which = argc > 1 ? argv[1] : "remove";
     rt::g_test = which.c_str();
-    if (geteuid() != 0 || !exists("/sys/class/infiniband/rxe1") || !exists("/sys/class/net/rv1")) {
-        std::fprintf(stderr, "SKIP: needs root and the test bed's rxe1 on rv1\n");
+    const std::string bond = which == "addrchange" && argc > 2 ? argv[2] : "";
+    if (which == "addrchange" && bond.empty()) {
+        std::fprintf(stderr, "usage: %s addrchange BOND (the bond under rank 0's rxe)\n", argv[0]);
+        return 2;
+    }
+    if (geteuid() != 0) {
+        std::fprintf(stderr, "SKIP: needs root\n");
+        return 77;
+    }
+    if (bond.empty() && (!exists("/sys/class/infiniband/rxe1") || !exists("/sys/class/net/rv1"))) {
+        std::fprintf(stderr, "SKIP: needs the test bed's rxe1 on rv1\n");
+        return 77;
+    }
+    if (!bond.empty() && !exists(("/sys/class/net/" + bond + "/bonding").c_str())) {
+        std::fprintf(stderr, "SKIP: no bond %s (addr_change.sh builds it)\n", bond.c_str());
         return 77;
     }
     rdmx_config_t cfg;
     rdmx_config_init(&cfg);
     // Generous for a loaded, emulated test bed: a rendezvous READ can stall
     // for seconds there, and the stalled-transfer watchdog uses this too.
-    const double peer_timeout = 10.0;
+    // addrchange: shorter, so its bound (2.5 x) stays short; its traffic
+    // stops at the failover, so no long transfer can trip the watchdog.
+    const double peer_timeout = which == "addrchange" ? 6.0 : 10.0;
     cfg.peer_timeout = peer_timeout;
     rdmx_context_h ctx = rt::init_or_skip(&cfg);
     int me = rdmx_rank(ctx), np = rdmx_size(ctx);
     RT_CHECK(np >= 2, "needs 2 or more ranks");
     if (which == "remove") t_remove(ctx, me, np);
     else if (which == "linkdown") t_linkdown(ctx, me, np, peer_timeout, 12);
+    else if (which == "addrchange") t_addrchange(ctx, me, np, bond, peer_timeout);
     else RT_CHECK(false, "unknown case %s", which.c_str());
     std::printf("%s: rank %d OK\n", which.c_str(), me);
     return 0;
