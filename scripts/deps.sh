@@ -11,6 +11,7 @@ RDMX_DEBS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   qemu-system-x86 busybox-static cpio kmod iproute2 procps
   clang libclang-rt-14-dev
+  linux-perf
 )
 
 missing=()

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Where the CPU goes in an 8-byte ping-pong: rdmx-bench latency and
+# ib_send_lat between the test bed's two devices, each profiled system-wide
+# with perf (cpu-clock samples) for the same time in the middle of a long
+# run, in one boot of the Soft-RoCE guest (or natively). Prints, for each,
+# the achieved latency and the share of CPU samples per process and per
+# object (kernel, rxe provider, rdmx or perftest, libc, idle), then the top
+# symbols. docs/performance.md explains a latency gap with it.
+#
+# Usage: scripts/perf/profile.sh [--build DIR] [--seconds S] [--iters N] [--mode thread|caller]
+#
+#   --build DIR    build tree holding bench/rdmx-bench (default: build)
+#   --seconds S    sampling time per contender (default 8)
+#   --iters N      ping-pongs per run; they must outlast 4 s + S (default
+#                  (S + 6) x 15,000, for the emulated bed's ~70 us round trip)
+#   --mode M       RDMX_PROGRESS for rdmx (default thread)
+#
+# Needs perf (Debian's linux-perf, installed by scripts/deps.sh); inside the
+# guest, perf samples the guest's own kernel through its cpu-clock event.
+set -euo pipefail
+
+prog="perf-profile"
+die() { echo "$prog: error: $*" >&2; exit 2; }
+here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+top="$(cd -- "$here/../.." && pwd -P)"
+
+build="$top/build"
+seconds=8
+iters=""
+mode=thread
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) [ $# -ge 2 ] || die "--build needs a value"; build="$2"; shift 2 ;;
+    --seconds) [ $# -ge 2 ] || die "--seconds needs a value"; seconds="$2"; shift 2 ;;
+    --iters) [ $# -ge 2 ] || die "--iters needs a value"; iters="$2"; shift 2 ;;
+    --mode) [ $# -ge 2 ] || die "--mode needs a value"; mode="$2"; shift 2 ;;
+    --in-guest) shift; break ;;
+    -h|--help) sed -n '9,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument: $1" ;;
+  esac
+done
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || die "--seconds wants a positive integer, got '$seconds'"
+[[ "$mode" == thread || "$mode" == caller ]] || die "--mode is thread or caller, got '$mode'"
+[ -n "$iters" ] || iters=$(( (seconds + 6) * 15000 ))
+[[ "$iters" =~ ^[1-9][0-9]*$ ]] || die "--iters wants a positive integer, got '$iters'"
+
+if [ "${1:-}" != guest ]; then
+  build="$(cd -- "$build" 2>/dev/null && pwd -P)" || die "no build directory '$build'"
+  [ -x "$build/bench/rdmx-bench" ] || die "missing $build/bench/rdmx-bench: cmake --build $build --target rdmx-bench"
+  for c in perf mpirun ib_send_lat timeout; do
+    command -v "$c" >/dev/null 2>&1 || die "'$c' not found (scripts/deps.sh installs rdmx's packages)"
+  done
+  exec "$top/scripts/vm/run.sh" --timeout 900 -- "$here/profile.sh" --build "$build" --seconds "$seconds" \
+    --iters "$iters" --mode "$mode" --in-guest guest
+fi
+
+# ------------------------------------------------------------ in the guest ---
+ulimit -l unlimited 2>/dev/null || true
+work="$(mktemp -d /dev/shm/rdmx-profile.XXXXXX)"   # perf cannot mmap its output over 9p
+trap 'rm -rf -- "$work"' EXIT
+ib=/sys/class/infiniband
+read -r -a devs <<<"${RDMX_TEST_DEVICES:-rxe0 rxe1}"
+[ "${#devs[@]}" -ge 2 ] || devs+=("${devs[0]}")
+gid_of() {  # DEV -> index of its first IPv4-mapped GID
+  local f g
+  for f in "$ib/$1"/ports/1/gids/*; do
+    g="$(<"$f")" 2>/dev/null || continue
+    [[ "$g" == 0000:0000:0000:0000:0000:ffff:* ]] && { echo "${f##*/}"; return 0; }
+  done
+  return 1
+}
+addr_of() {  # DEV -> its IPv4 address, from the GID
+  local g h
+  g="$(<"$ib/$1/ports/1/gids/$(gid_of "$1")")"
+  h="${g:30:4}${g:35:4}"
+  echo "$((16#${h:0:2})).$((16#${h:2:2})).$((16#${h:4:2})).$((16#${h:6:2}))"
+}
+
+# sample NAME: perf for $seconds, starting 4 s into the run that is already going
+sample() {
+  sleep 4
+  perf record -e cpu-clock -F 2000 -a -o "$work/$1.data" -- sleep "$seconds" >/dev/null 2>&1
+}
+report() {  # NAME TITLE
+  echo "## $2"
+  echo
+  echo "CPU samples by process and object (both vCPUs, ${seconds} s):"
+  echo
+  perf report -i "$work/$1.data" --no-children --sort comm,dso --stdio 2>/dev/null |
+    grep -v '^#' | grep -v '^$' | awk '$1+0 >= 0.5' | head -12
+  echo
+  echo "Top symbols:"
+  echo
+  perf report -i "$work/$1.data" --no-children --sort comm,sym --stdio 2>/dev/null |
+    grep -v '^#' | grep -v '^$' | head -25
+  echo
+}
+
+mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x "RDMX_DEVICE=${devs[0]},${devs[1]}" \
+  -x "RDMX_PROGRESS=$mode" timeout 300 "$build/bench/rdmx-bench" latency --min-size 8 --max-size 8 \
+  --iters "$iters" --warmup 100 --quiet >"$work/rdmx.txt" 2>&1 &
+sample rdmx
+wait || true
+
+port=18517
+g0="$(gid_of "${devs[0]}")" g1="$(gid_of "${devs[1]}")"
+timeout 300 ib_send_lat -d "${devs[0]}" -x "$g0" -p "$port" -F -s 8 -n "$iters" >"$work/pt-server.txt" 2>&1 &
+sleep 1
+timeout 300 ib_send_lat -d "${devs[1]}" -x "$g1" -p "$port" -F -s 8 -n "$iters" "$(addr_of "${devs[0]}")" \
+  >"$work/pt.txt" 2>&1 &
+sample perftest
+wait || true
+
+echo "# 8-byte ping-pong profile (perf cpu-clock, system-wide)"
+echo
+echo "- rdmx-bench latency (RDMX_PROGRESS=$mode), half round trip: $(awk '$1 == 8 {print $2 " us"}' "$work/rdmx.txt")"
+echo "- ib_send_lat t_avg: $(grep -A1 t_min "$work/pt.txt" | tail -1 | awk '{print $6 " us"}')"
+echo
+report rdmx "rdmx-bench latency"
+report perftest "ib_send_lat"
