@@ -55,6 +55,7 @@ if [ "${1:-}" != guest ]; then
 fi
 
 # ------------------------------------------------------------ in the guest ---
+set +o pipefail   # the reports are cut with head: perf then dies of SIGPIPE, which is fine
 ulimit -l unlimited 2>/dev/null || true
 work="$(mktemp -d /dev/shm/rdmx-profile.XXXXXX)"   # perf cannot mmap its output over 9p
 trap 'rm -rf -- "$work"' EXIT
@@ -104,9 +105,10 @@ wait || true
 
 port=18517
 g0="$(gid_of "${devs[0]}")" g1="$(gid_of "${devs[1]}")"
-timeout 300 ib_send_lat -d "${devs[0]}" -x "$g0" -p "$port" -F -s 8 -n "$iters" >"$work/pt-server.txt" 2>&1 &
+# perftest's own averages overflow past ~100,000 iterations: a duration run.
+timeout 300 ib_send_lat -d "${devs[0]}" -x "$g0" -p "$port" -F -s 8 -D $((seconds + 6)) >"$work/pt-server.txt" 2>&1 &
 sleep 1
-timeout 300 ib_send_lat -d "${devs[1]}" -x "$g1" -p "$port" -F -s 8 -n "$iters" "$(addr_of "${devs[0]}")" \
+timeout 300 ib_send_lat -d "${devs[1]}" -x "$g1" -p "$port" -F -s 8 -D $((seconds + 6)) "$(addr_of "${devs[0]}")" \
   >"$work/pt.txt" 2>&1 &
 sample perftest
 wait || true
@@ -114,7 +116,10 @@ wait || true
 echo "# 8-byte ping-pong profile (perf cpu-clock, system-wide)"
 echo
 echo "- rdmx-bench latency (RDMX_PROGRESS=$mode), half round trip: $(awk '$1 == 8 {print $2 " us"}' "$work/rdmx.txt")"
-echo "- ib_send_lat t_avg: $(grep -A1 t_min "$work/pt.txt" | tail -1 | awk '{print $6 " us"}')"
+echo "- ib_send_lat (duration mode):"
+echo
+grep -A1 -E 't_min|t_avg' "$work/pt.txt" | sed 's/^/      /'
+
 echo
 report rdmx "rdmx-bench latency"
 report perftest "ib_send_lat"
