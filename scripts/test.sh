@@ -31,10 +31,10 @@ CC=clang CXX=clang++ BUILD_TYPE=RelWithDebInfo "$top/scripts/build.sh" "$fuzz" -
 
 native=0
 echo "==== native tests (no RDMA device needed; $(stamp)) ===="
-ctest --test-dir "$bdir" -LE verbs --output-on-failure --timeout 600 2>&1 | tee "$bdir/native.txt"
+ctest --test-dir "$bdir" -LE verbs -j2 --output-on-failure --timeout 600 2>&1 | tee "$bdir/native.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || native=1
 echo "==== fuzzers (a fixed time each, from tests/fuzz/corpus; $(stamp)) ===="
-ctest --test-dir "$fuzz" -L fuzz --output-on-failure 2>&1 | tee "$fuzz/native.txt"
+ctest --test-dir "$fuzz" -L fuzz -j3 --output-on-failure 2>&1 | tee "$fuzz/native.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || native=1
 # Under ASan the collectives' own code (buffer and offset arithmetic of
 # every algorithm) runs too, over the MPI shim, at every rank count and
