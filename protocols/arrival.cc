@@ -166,7 +166,7 @@ rdmx_status_t start_recv(Ctx *c, rdmx_request *r) {
     if (r->bits.source >= 0 && r->bits.source != c->rank) {
         const Endpoint &ep = c->eps[static_cast<size_t>(r->bits.source)];
         if (ep.state == ConnState::kFailed) {
-            req_complete(c, r, ep.error != 0 ? static_cast<rdmx_status_t>(ep.error) : RDMX_ERR_PEER_LOST);
+            req_complete(c, r, ep_failure(ep));
             return RDMX_OK;
         }
     }

@@ -88,8 +88,8 @@ struct rdmx_context {
     size_t live_reqs = 0;                 // handles not yet freed by test/wait
     std::vector<std::unique_ptr<rdmx_request[]>> req_chunks;
     unsigned poll_calls = 0;
-    uint64_t housekeeping_ns = 0;
-    bool credits_dirty = false;  // a grant was made since return_credits last looked  // fast_ns() when CM/async events and watchdogs are next due
+    uint64_t housekeeping_ns = 0;  // fast_ns() when CM/async events and watchdogs are next due
+    bool credits_dirty = false;    // a grant was made since return_credits last looked
 
     // Progress thread and blocking waits.
     std::thread progress_thread;
@@ -185,6 +185,12 @@ void wait_change(Ctx *c, uint64_t seen);
 // An application thread inside a wait (counted in app_waiting): while any is,
 // the progress thread sleeps and leaves progress to it. Scopes nest
 // (rdmx_waitall holds one across its waits).
+// What an operation with a failed (or never usable) endpoint completes with:
+// the connection's first cause, else PEER_LOST.
+inline rdmx_status_t ep_failure(const Endpoint &ep) {
+    return ep.error != 0 ? static_cast<rdmx_status_t>(ep.error) : RDMX_ERR_PEER_LOST;
+}
+
 inline void note_app_call(Ctx *c) { c->app_calls.fetch_add(1, std::memory_order_relaxed); }
 
 struct WaitScope {

@@ -130,7 +130,7 @@ static bool try_send(Ctx *c, Endpoint &ep, rdmx_request *r) {
         r->stage = SendStage::kEagerDone;
         req_complete(c, r, RDMX_OK);
     } else {
-        req_complete(c, r, ep.error != 0 ? static_cast<rdmx_status_t>(ep.error) : RDMX_ERR_PEER_LOST);
+        req_complete(c, r, ep_failure(ep));
     }
     return true;
 }
@@ -175,7 +175,7 @@ rdmx_status_t start_send(Ctx *c, rdmx_request *r) {
     if (r->peer == c->rank) return self_send(c, r);
     Endpoint &ep = c->eps[static_cast<size_t>(r->peer)];
     if (!ep.usable()) {
-        req_complete(c, r, ep.error != 0 ? static_cast<rdmx_status_t>(ep.error) : RDMX_ERR_PEER_LOST);
+        req_complete(c, r, ep_failure(ep));
         return RDMX_OK;
     }
     // Order per peer: nothing overtakes a queued send.

@@ -159,7 +159,7 @@ rdmx_status_t rndv_send_start(Ctx *c, Endpoint &ep, rdmx_request *r) {
     c->rndv_sends[r->cookie] = r;
     if (!post_msg(c, ep, wire::MsgType::kRts, r->space, r->tag, r->len, r->cookie, &d, sizeof(d), false)) {
         c->rndv_sends.erase(r->cookie);
-        req_complete(c, r, ep.error != 0 ? static_cast<rdmx_status_t>(ep.error) : RDMX_ERR_PEER_LOST);
+        req_complete(c, r, ep_failure(ep));
         return RDMX_ERR_PEER_LOST;
     }
     r->stage = SendStage::kRtsSent;
@@ -263,7 +263,7 @@ void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::Rnd
     // An RTS kept as unexpected can outlive its sender's connection: its
     // data can never move now, and no peer failure will come to fail it.
     if (!ep.usable()) {
-        req_complete(c, r, ep.error != 0 ? static_cast<rdmx_status_t>(ep.error) : RDMX_ERR_PEER_LOST);
+        req_complete(c, r, ep_failure(ep));
         return;
     }
     if (d.flags & wire::kDescPut) return rndv_put_recv_start(c, ep, r);
@@ -351,7 +351,7 @@ void rndv_on_read_done(Ctx *c, uint64_t id, uint32_t bytes, bool ok) {
     if (!ok) {
         c->rndv_xfers.erase(it);
         unlink_req(r);
-        req_complete(c, r, ep.error != 0 ? static_cast<rdmx_status_t>(ep.error) : RDMX_ERR_PEER_LOST);
+        req_complete(c, r, ep_failure(ep));
         return;
     }
     r->rd_done += bytes;
