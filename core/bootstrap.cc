@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/bootstrap_pmi.h"
 #include "core/log.h"
 
 namespace rdmx {
@@ -166,29 +167,89 @@ rdmx_status_t PmixBootstrap::allgather(const void *in, void *out, size_t len) {
 
 }  // namespace
 
-rdmx_status_t bootstrap_create(const Config &cfg, std::unique_ptr<Bootstrap> *out) {
-    if (cfg.allgather != nullptr) {
-        *out = std::make_unique<CallbackBootstrap>(cfg);
-        return RDMX_OK;
+namespace {
+
+bool has_env(const char *name) {
+    const char *v = std::getenv(name);
+    return v != nullptr && *v != '\0';
+}
+
+int env_size(const char *name) {
+    const char *v = std::getenv(name);
+    return v != nullptr ? std::atoi(v) : 0;
+}
+
+bool pmix_offered() {
+    return has_env("PMIX_NAMESPACE") || has_env("PMIX_SERVER_URI2") || has_env("PMIX_SERVER_URI3") ||
+           has_env("PMIX_SERVER_URI");
+}
+
+// No bootstrap answered: if a launcher's own variables say the job has more
+// than one process, starting as a job of one would silently give N separate
+// jobs. Names the launcher and the fix; RDMX_OK when nothing says size > 1.
+rdmx_status_t diagnose_launcher() {
+    if (env_size("SLURM_NTASKS") > 1 && has_env("SLURM_STEP_ID")) {
+        RDMX_ERROR("bootstrap: started by Slurm's srun as one of %d tasks, but srun offers neither PMIx nor PMI-2 "
+                   "(srun --mpi=none?): run with `srun --mpi=pmix` or `srun --mpi=pmi2` (srun --mpi=list shows "
+                   "what this Slurm has)", env_size("SLURM_NTASKS"));
+        return RDMX_ERR_CONNECT;
     }
-    // Without a launcher's environment PMIx_Init would only fail (slowly on
-    // some versions): a process started alone is a job of size 1.
-    if (std::getenv("PMIX_NAMESPACE") == nullptr && std::getenv("PMIX_SERVER_URI2") == nullptr &&
-        std::getenv("PMIX_SERVER_URI3") == nullptr && std::getenv("PMIX_SERVER_URI") == nullptr) {
-        *out = std::make_unique<SingletonBootstrap>();
-        return RDMX_OK;
+    if (env_size("PMI_SIZE") > 1 && has_env("PMI_PORT")) {
+        RDMX_ERROR("bootstrap: MPICH's mpiexec started %d processes in its -pmi-port mode (PMI_PORT), which rdmx "
+                   "does not speak: run mpiexec without -pmi-port (it then passes PMI_FD)", env_size("PMI_SIZE"));
+        return RDMX_ERR_CONNECT;
     }
+    if (env_size("PMI_SIZE") > 1 || env_size("OMPI_COMM_WORLD_SIZE") > 1 || env_size("MV2_COMM_WORLD_SIZE") > 1) {
+        RDMX_ERROR("bootstrap: the environment says this is one of several processes (PMI_SIZE, "
+                   "OMPI_COMM_WORLD_SIZE or MV2_COMM_WORLD_SIZE > 1) but no PMIx server or PMI_FD socket was "
+                   "given: launch with Open MPI's mpirun, srun --mpi=pmix|pmi2 or MPICH's mpiexec, or pass an "
+                   "allgather callback in rdmx_config_t");
+        return RDMX_ERR_CONNECT;
+    }
+    return RDMX_OK;
+}
+
+rdmx_status_t pmix_create(std::unique_ptr<Bootstrap> *out, bool forced) {
     auto p = std::make_unique<PmixBootstrap>();
     pmix_status_t rc = p->init();
-    if (rc == PMIX_ERR_UNREACH) {
+    if (rc == PMIX_ERR_UNREACH && !forced) {  // not launched by a PMIx server after all
+        if (rdmx_status_t st = diagnose_launcher(); st != RDMX_OK) return st;
         *out = std::make_unique<SingletonBootstrap>();
         return RDMX_OK;
     }
     if (rc != PMIX_SUCCESS) {
-        RDMX_ERROR("bootstrap: PMIx_Init failed: %s (launched by a PMIx launcher?)", PMIx_Error_string(rc));
+        RDMX_ERROR("bootstrap: PMIx_Init failed: %s (launched by a PMIx launcher: mpirun, srun --mpi=pmix?)",
+                   PMIx_Error_string(rc));
         return RDMX_ERR_CONNECT;
     }
     *out = std::move(p);
+    return RDMX_OK;
+}
+
+}  // namespace
+
+// Order (RDMX_BOOTSTRAP=auto): the application's callback; PMIx when its
+// server left its variables; PMI-2 on PMI_FD under Slurm (its PMI_FD server
+// speaks only PMI-2), PMI-1 on PMI_FD otherwise (MPICH's hydra); else a job
+// of one, unless a launcher's variables say otherwise.
+rdmx_status_t bootstrap_create(const Config &cfg, std::unique_ptr<Bootstrap> *out) {
+    using Mode = Config::BootMode;
+    if (cfg.allgather != nullptr) {
+        *out = std::make_unique<CallbackBootstrap>(cfg);
+        return RDMX_OK;
+    }
+    switch (cfg.boot_mode) {
+    case Mode::kPmix: return pmix_create(out, true);
+    case Mode::kPmi1: return pmi_bootstrap_create(cfg, 1, out);
+    case Mode::kPmi2: return pmi_bootstrap_create(cfg, 2, out);
+    case Mode::kAuto: break;
+    }
+    // Without a launcher's environment PMIx_Init would only fail (slowly on
+    // some versions).
+    if (pmix_offered()) return pmix_create(out, false);
+    if (has_env("PMI_FD")) return pmi_bootstrap_create(cfg, has_env("SLURM_STEP_ID") ? 2 : 1, out);
+    if (rdmx_status_t st = diagnose_launcher(); st != RDMX_OK) return st;
+    *out = std::make_unique<SingletonBootstrap>();
     return RDMX_OK;
 }
 

@@ -1,6 +1,8 @@
 // Bootstrap: who am I, how many are we, and an allgather of small blobs to
-// exchange addresses. Three sources: PMIx (mpirun, srun), an allgather
-// callback from an application that already has a runtime, or a singleton.
+// exchange addresses. Sources: PMIx (Open MPI's mpirun, srun --mpi=pmix),
+// PMI-2 and PMI-1 over PMI_FD (srun --mpi=pmi2, MPICH's mpiexec), an
+// allgather callback from an application that already has a runtime, or a
+// singleton.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +29,8 @@ protected:
     int local_rank_ = 0;
 };
 
-// Picks the callback when the config has one, else PMIx, else a singleton.
+// Picks the callback when the config has one, else what RDMX_BOOTSTRAP says
+// or the environment offers (bootstrap.cc), else a singleton.
 rdmx_status_t bootstrap_create(const Config &cfg, std::unique_ptr<Bootstrap> *out);
 
 // A random 64-bit value from the kernel (job key candidates).

@@ -131,6 +131,24 @@ static std::string show_proto(const Config::RndvProto &p) {
     return p == Config::RndvProto::kGet ? "get" : p == Config::RndvProto::kPut ? "put" : "auto";
 }
 
+static bool parse_boot(const char *s, Config::BootMode *out) {
+    if (std::strcmp(s, "auto") == 0) *out = Config::BootMode::kAuto;
+    else if (std::strcmp(s, "pmix") == 0) *out = Config::BootMode::kPmix;
+    else if (std::strcmp(s, "pmi1") == 0) *out = Config::BootMode::kPmi1;
+    else if (std::strcmp(s, "pmi2") == 0) *out = Config::BootMode::kPmi2;
+    else return false;
+    return true;
+}
+
+static std::string show_boot(const Config::BootMode &m) {
+    switch (m) {
+    case Config::BootMode::kPmix: return "pmix";
+    case Config::BootMode::kPmi1: return "pmi1";
+    case Config::BootMode::kPmi2: return "pmi2";
+    default: return "auto";
+    }
+}
+
 static void load_rndv(Resolver &r, Config &c) {
     r.field<Config::RndvProto>("RDMX_RNDV_PROTO", "rendezvous protocol: get (receiver READs), put (sender WRITEs), "
                                "auto (put on soft RoCE, get elsewhere)", &c.rndv_proto, false,
@@ -178,6 +196,9 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                     u.peer_timeout > 0, u.peer_timeout, parse_double, show_double);
     r.field<unsigned>("RDMX_SPIN_US", "microseconds a wait busy-polls before sleeping (the progress thread: a tenth)", &spin_us, false, 0u,
                       p_unsigned, show_unsigned);
+    r.field<BootMode>("RDMX_BOOTSTRAP", "how ranks find each other: auto (PMIx, else PMI-2 under Slurm, else PMI-1 "
+                      "when PMI_FD is set, else a job of one), pmix, pmi1, pmi2", &boot_mode, false, BootMode::kAuto,
+                      parse_boot, show_boot);
     load_rndv(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;
     if (rndv_reads == 0 || rndv_chunk < 4096 || rcache > 1 || rndv_windows > 2) {

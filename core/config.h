@@ -41,6 +41,9 @@ struct Config {
     unsigned rcache = 1;           // RDMX_RCACHE: cache registrations (0 = register per transfer)
     size_t rcache_max = 0;         // RDMX_RCACHE_MAX: bytes the cache may pin; 0 = auto
     unsigned rcache_max_regions = 4096;
+    // RDMX_BOOTSTRAP: how ranks find each other when no allgather callback is given.
+    enum class BootMode : uint8_t { kAuto, kPmix, kPmi1, kPmi2 };
+    BootMode boot_mode = BootMode::kAuto;
     // Bootstrap through the caller's runtime.
     rdmx_allgather_fn_t allgather = nullptr;
     void *allgather_arg = nullptr;

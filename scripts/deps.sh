@@ -8,6 +8,7 @@ RDMX_DEBS=(
   rdma-core libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils perftest
   libhwloc-dev hwloc libpmix-dev
   openmpi-bin libopenmpi-dev
+  mpich
   libgtest-dev libgmock-dev libbenchmark-dev
   qemu-system-x86 busybox-static cpio kmod iproute2 procps
   clang libclang-rt-14-dev

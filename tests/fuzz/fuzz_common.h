@@ -18,11 +18,15 @@ enum : unsigned {
     kMsg = 1u << 3,      // 'm' decode_msg
     kRts = 1u << 4,      // 'R' decode_rts (after decode_msg accepted an RTS)
     kFin = 1u << 5,      // 'F' decode_fin (after decode_msg accepted a FIN)
+    kPmi1 = 1u << 6,     // 'p' pmi::parse, PMI-1 line
+    kPmi2 = 1u << 7,     // 'P' pmi::parse, PMI-2 body
+    kMapping = 1u << 8,  // 'M' pmi::parse_process_mapping
 };
 
 unsigned connect_priv(const uint8_t *data, size_t size);
 unsigned msg_hdr(const uint8_t *data, size_t size);
 unsigned rndv_desc(const uint8_t *data, size_t size);
+unsigned pmi(const uint8_t *data, size_t size);
 
 [[noreturn]] inline void violation(const char *target, const char *what, int line) {
     std::fprintf(stderr, "%s: invariant violated at line %d: %s\n", target, line, what);

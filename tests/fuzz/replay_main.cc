@@ -5,6 +5,7 @@
 // Seed names start with the decoders that must accept the bytes, then '_':
 //   c connect, a accept, r reject    (fuzz_connect_priv)
 //   m msg header, R rts, F fin       (fuzz_msg_hdr, fuzz_rndv_desc)
+//   p PMI-1, P PMI-2, M mapping      (fuzz_pmi)
 // "none_" means every decoder of that target refuses them.
 //
 // Usage: rdmx_fuzz_replay <corpus dir> [min seeds per target]
@@ -31,6 +32,7 @@ const Target kTargets[] = {
     {"fuzz_connect_priv", rdmx_fuzz::connect_priv},
     {"fuzz_msg_hdr", rdmx_fuzz::msg_hdr},
     {"fuzz_rndv_desc", rdmx_fuzz::rndv_desc},
+    {"fuzz_pmi", rdmx_fuzz::pmi},
 };
 
 bool expected_mask(const std::string &file, unsigned *out) {
@@ -50,6 +52,9 @@ bool expected_mask(const std::string &file, unsigned *out) {
         case 'm': m |= rdmx_fuzz::kMsg; break;
         case 'R': m |= rdmx_fuzz::kRts; break;
         case 'F': m |= rdmx_fuzz::kFin; break;
+        case 'p': m |= rdmx_fuzz::kPmi1; break;
+        case 'P': m |= rdmx_fuzz::kPmi2; break;
+        case 'M': m |= rdmx_fuzz::kMapping; break;
         default: return false;
         }
     }
@@ -59,8 +64,8 @@ bool expected_mask(const std::string &file, unsigned *out) {
 
 std::string letters_of(unsigned m) {
     std::string s;
-    const char *l = "carmRF";
-    for (int i = 0; i < 6; ++i)
+    const char *l = "carmRFpPM";
+    for (int i = 0; i < 9; ++i)
         if (m & (1u << i)) s += l[i];
     return s.empty() ? "none" : s;
 }

@@ -78,7 +78,7 @@ const char *const kVars[] = {"RDMX_DEVICE",       "RDMX_IFADDR",        "RDMX_EA
                              "RDMX_PEER_TIMEOUT", "RDMX_SPIN_US",       "RDMX_RNDV_READS",
                              "RDMX_RNDV_CHUNK",   "RDMX_RCACHE",        "RDMX_RCACHE_MAX",
                              "RDMX_RCACHE_MAX_REGIONS", "RDMX_RNDV_PROTO",
-                             "RDMX_RNDV_WINDOWS"};
+                             "RDMX_RNDV_WINDOWS", "RDMX_BOOTSTRAP"};
 
 // Clears every RDMX_* variable for the test and restores them after.
 class ConfigLoadTest : public ::testing::Test {
@@ -236,6 +236,7 @@ TEST_F(ConfigLoadTest, BadEnvironmentValuesAreInvalid) {
         {"RDMX_LOG_LEVEL", "-1"},         {"RDMX_LOG_LEVEL", "debug"},      {"RDMX_CONNECT_TIMEOUT", "0"},
         {"RDMX_CONNECT_TIMEOUT", "-3"},   {"RDMX_CONNECT_TIMEOUT", "soon"}, {"RDMX_PEER_TIMEOUT", "1s"},
         {"RDMX_PEER_TIMEOUT", "nan"},     {"RDMX_SPIN_US", "-1"},           {"RDMX_SPIN_US", "5000000000"},
+        {"RDMX_BOOTSTRAP", "pmi3"},       {"RDMX_BOOTSTRAP", "PMIX"},
     };
     for (auto [var, val] : bad) {
         setenv(var, val, 1);
