@@ -1,8 +1,14 @@
 #include "core/config.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string_view>
 
 #include "core/log.h"
 
@@ -167,6 +173,58 @@ static void load_rndv(Resolver &r, Config &c) {
                       p_unsigned, show_unsigned);
 }
 
+namespace {
+
+// RDMX_* names read outside the engine's configuration: the collectives'
+// algorithm choices (collectives/coll_select.cc checks their values) and
+// the test and benchmark tools' own knobs.
+constexpr std::string_view kOtherPrefixes[] = {"RDMX_COLL_", "RDMX_TEST_", "RDMX_SOAK_", "RDMX_VM_", "RDMX_BENCH_",
+                                               "RDMX_BUILD_DIR"};
+
+// Levenshtein distance, for "did you mean" (names are short).
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
+// A misspelt variable silently does nothing: each unknown RDMX_* name is
+// warned about once per process, with the closest known name.
+void Config::warn_unknown_env() const {
+    static std::mutex mu;
+    static std::set<std::string> warned;
+    for (char **e = environ; e != nullptr && *e != nullptr; ++e) {
+        std::string_view kv(*e);
+        if (kv.substr(0, 5) != "RDMX_") continue;
+        const std::string_view name = kv.substr(0, kv.find('='));
+        bool known = false;
+        for (std::string_view p : kOtherPrefixes) known = known || name.substr(0, p.size()) == p;
+        const char *best = nullptr;
+        size_t best_d = 3;  // suggest only close names
+        for (const ConfigEntry &ce : entries) {
+            known = known || name == ce.env;
+            const size_t d = edit_distance(name, ce.env);
+            if (d < best_d) best_d = d, best = ce.env;
+        }
+        std::lock_guard<std::mutex> g(mu);
+        if (known || !warned.insert(std::string(name)).second) continue;
+        RDMX_WARN("config: %.*s is not an rdmx variable and is ignored%s%s%s (rdmx-info lists them all)",
+                  static_cast<int>(name.size()), name.data(), best ? " (did you mean " : "", best ? best : "",
+                  best ? "?)" : "");
+    }
+}
+
 rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     rdmx_config_t none;
     rdmx_config_init(&none);
@@ -217,6 +275,7 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     }
     if (srq_depth < 16) srq_depth = 16;
     log_set_level(log_level);
+    warn_unknown_env();
     if (u.allgather != nullptr) {
         if (u.rank < 0 || u.size <= 0 || u.rank >= u.size) {
             RDMX_ERROR("config: allgather set with rank=%d size=%d: need 0 <= rank < size", u.rank, u.size);

@@ -55,6 +55,9 @@ struct Config {
     // Resolves defaults, environment and cfg (may be NULL). On a malformed
     // value returns RDMX_ERR_INVALID_ARG after logging the variable and value.
     rdmx_status_t load(const rdmx_config_t *cfg);
+    // Warns once per process about each RDMX_* environment variable that
+    // names no setting (a misspelling), suggesting the closest one.
+    void warn_unknown_env() const;
 };
 
 // Parses "4096", "8k", "1M", "2g" (binary multiples). False on garbage.

@@ -358,3 +358,37 @@ TEST_F(ConfigLoadTest, RendezvousTuningIsValidated) {
         unsetenv(var);
     }
 }
+
+namespace rdmx {
+namespace {
+
+size_t count_of(const std::string &hay, const std::string &needle) {
+    size_t n = 0;
+    for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+    return n;
+}
+
+// A misspelt variable would silently do nothing: warned once per process,
+// with the closest real name; other layers' and tools' variables are not.
+TEST_F(ConfigLoadTest, UnknownVariableIsWarnedOnceWithASuggestion) {
+    setenv("RDMX_EAGER_LIMT", "4k", 1);
+    setenv("RDMX_ZZZ_NOTHING_LIKE_IT", "1", 1);
+    setenv("RDMX_COLL_BCAST_ALGO", "binomial", 1);
+    setenv("RDMX_TEST_SHRINK", "10", 1);
+    testing::internal::CaptureStderr();
+    Config c;
+    ASSERT_EQ(c.load(nullptr), RDMX_OK);
+    ASSERT_EQ(c.load(nullptr), RDMX_OK);
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(count_of(err, "RDMX_EAGER_LIMT is not an rdmx variable"), 1u) << err;
+    EXPECT_EQ(count_of(err, "did you mean RDMX_EAGER_LIMIT?"), 1u) << err;
+    EXPECT_EQ(count_of(err, "RDMX_ZZZ_NOTHING_LIKE_IT is not an rdmx variable and is ignored (rdmx-info"), 1u) << err;
+    EXPECT_EQ(count_of(err, "RDMX_COLL_BCAST_ALGO"), 0u) << err;
+    EXPECT_EQ(count_of(err, "RDMX_TEST_SHRINK"), 0u) << err;
+    EXPECT_EQ(c.eager_limit, 8192u);  // the misspelt value did not apply
+    for (const char *v : {"RDMX_EAGER_LIMT", "RDMX_ZZZ_NOTHING_LIKE_IT", "RDMX_COLL_BCAST_ALGO", "RDMX_TEST_SHRINK"})
+        unsetenv(v);
+}
+
+}  // namespace
+}  // namespace rdmx
