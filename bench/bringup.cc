@@ -116,6 +116,13 @@ void run_bringup(Ctx &ctx) {
   std::string hl = hosts_line(ctx);
   std::vector<std::string> s{"", "== Bring-up summary (" + ctx.be.version() + ") ==", line("Ranks", hl),
                              line("Bring-up", connect_line(ctx, conn))};
+  if (!o.note.empty()) {
+    s.insert(s.begin() + 2, line("Note", o.note));
+  }
+  if (o.flag_fraction == 0 && o.min_bw == 0 && o.max_lat == 0) {
+    s.insert(s.begin() + 2, line("Verdicts", "speed verdicts are off (--flag-fraction 0, no --min-bw or --max-lat): "
+                                             "links are checked for reachability and data only"));
+  }
   if (ctx.nranks < 2) {
     s.push_back(line("Links", "none: bring-up needs at least 2 ranks to check links"));
     ctx.rep.checks.push_back(Check{"ranks", false, "at least 2 ranks are needed to check links"});

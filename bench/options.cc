@@ -100,6 +100,7 @@ const std::map<std::string, Setter> &value_options() {
       {"--inject-slow", [](Options &o, const std::string &v) { return parse_slow(v, o); }},
       {"--inject-silent", [](Options &o, const std::string &v) { return o.inject_silent = parse_slow(v, o); }},
       {"--pair-timeout", [](Options &o, const std::string &v) { return parse_double(v, 0.001, o.pair_timeout); }},
+      {"--note", [](Options &o, const std::string &v) { o.note = v; return !v.empty(); }},
   };
   return table;
 }
@@ -273,6 +274,7 @@ std::string usage_text(const std::string &prog) {
          "  --min-bw MBPS --max-lat US          allpairs: absolute limits (default off)\n"
          "  --lat-size BYTES --bw-size BYTES    allpairs message sizes (default 8 and 1M; --quick 64K)\n"
          "  --pair-timeout S                    allpairs: seconds before a pair counts as silent (30)\n"
+         "  --note TEXT                         bringup: a line of the summary (why verdicts are off, ...)\n"
          "  --json FILE|-  --csv FILE|-         machine-readable results ('-' = stdout)\n"
          "  --html FILE                         one self-contained HTML report with charts\n"
          "  --quiet                             no progress on stderr\n"

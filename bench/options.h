@@ -34,6 +34,7 @@ struct Options {
   std::size_t lat_size = 8;          // allpairs latency message
   std::size_t bw_size = kUnset;      // allpairs bandwidth message
   double pair_timeout = 30.0;        // allpairs: seconds before a pair is "cannot talk"
+  std::string note;                  // bringup: a line for the summary (e.g. why verdicts are off)
 };
 
 enum class ParseResult { run, help, version, error };

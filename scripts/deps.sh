@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
-# The one list of rdmx's Debian packages. Installs whatever is missing.
-# Usage: scripts/deps.sh            (as root, or with sudo available)
+# The one list of rdmx's Debian packages, in groups. Installs whatever is
+# missing of the groups asked for (default: all).
+# Usage: scripts/deps.sh [lib] [tools] [tests] [testbed]   (as root, or with sudo)
+#   lib      build the library: what a cluster node building rdmx needs
+#   tools    run rdmx-bench, rdmx-info and the comparison tools (perftest, Open MPI)
+#   tests    build and run the test suite (MPI, GoogleTest, clang for the fuzzers, MPICH's mpiexec)
+#   testbed  the Soft-RoCE qemu guest and the profiler
 set -euo pipefail
 
-RDMX_DEBS=(
-  build-essential cmake pkg-config gfortran
-  rdma-core libibverbs-dev librdmacm-dev ibverbs-providers ibverbs-utils rdmacm-utils perftest
-  libhwloc-dev hwloc libpmix-dev
-  openmpi-bin libopenmpi-dev
-  mpich
-  libgtest-dev libgmock-dev libbenchmark-dev
-  qemu-system-x86 busybox-static cpio kmod iproute2 procps
-  clang libclang-rt-14-dev
-  linux-perf
-)
+LIB_DEBS=(build-essential cmake pkg-config rdma-core libibverbs-dev librdmacm-dev ibverbs-providers
+          libhwloc-dev libpmix-dev)
+TOOLS_DEBS=(ibverbs-utils rdmacm-utils perftest hwloc openmpi-bin libopenmpi-dev libbenchmark-dev)
+TESTS_DEBS=(gfortran openmpi-bin libopenmpi-dev mpich libgtest-dev libgmock-dev clang libclang-rt-14-dev)
+TESTBED_DEBS=(qemu-system-x86 busybox-static cpio kmod iproute2 procps linux-perf)
+
+groups=("$@")
+[ ${#groups[@]} -gt 0 ] || groups=(lib tools tests testbed)
+RDMX_DEBS=()
+for g in "${groups[@]}"; do
+  case "$g" in
+    lib) RDMX_DEBS+=("${LIB_DEBS[@]}") ;;
+    tools) RDMX_DEBS+=("${TOOLS_DEBS[@]}") ;;
+    tests) RDMX_DEBS+=("${TESTS_DEBS[@]}") ;;
+    testbed) RDMX_DEBS+=("${TESTBED_DEBS[@]}") ;;
+    *) echo "scripts/deps.sh: unknown group '$g' (lib, tools, tests, testbed)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${RDMX_DEBS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | awk 'NF && !seen[$0]++')
 
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
