@@ -4,14 +4,16 @@
 # Usage: scripts/deps.sh [lib] [tools] [tests] [testbed]   (as root, or with sudo)
 #   lib      build the library: what a cluster node building rdmx needs
 #   tools    run rdmx-bench, rdmx-info and the comparison tools (perftest, Open MPI)
-#   tests    build and run the test suite (MPI, GoogleTest, clang for the fuzzers, MPICH's mpiexec)
+#   tests    build and run the test suite (MPI, GoogleTest, clang for the fuzzers, MPICH's mpiexec,
+#            debhelper for the packages)
 #   testbed  the Soft-RoCE qemu guest and the profiler
 set -euo pipefail
 
 LIB_DEBS=(build-essential cmake pkg-config rdma-core libibverbs-dev librdmacm-dev ibverbs-providers
           libhwloc-dev libpmix-dev)
 TOOLS_DEBS=(ibverbs-utils rdmacm-utils perftest hwloc openmpi-bin libopenmpi-dev libbenchmark-dev)
-TESTS_DEBS=(gfortran openmpi-bin libopenmpi-dev mpich libgtest-dev libgmock-dev clang libclang-rt-14-dev)
+TESTS_DEBS=(gfortran openmpi-bin libopenmpi-dev mpich libgtest-dev libgmock-dev clang libclang-rt-14-dev
+            debhelper dpkg-dev)
 TESTBED_DEBS=(qemu-system-x86 busybox-static cpio kmod iproute2 procps linux-perf)
 
 groups=("$@")

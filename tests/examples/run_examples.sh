@@ -107,7 +107,8 @@ cmd_build() {
   local pcprefix
   pcprefix="$(PKG_CONFIG_PATH="$(pc_path)" pkg-config --variable=prefix rdmx)" ||
     fail "pkg-config cannot read $(pc_path)/rdmx.pc"
-  if [ "$pcprefix" != "$prefix" ]; then
+  # (rdmx.pc derives its prefix from its own directory: compare real paths.)
+  if [ "$(readlink -f -- "$pcprefix")" != "$(readlink -f -- "$prefix")" ]; then
     say "NOTE: the installed rdmx.pc says prefix=$pcprefix, not $prefix (not relocatable):" \
         "building with PKG_CONFIG='pkg-config --define-prefix'"
     export PKG_CONFIG="pkg-config --define-prefix"
