@@ -141,9 +141,9 @@ std::string html_report(const Report &r) {
   std::ostringstream o;
   o << head_html(r) << summary_html(r) << charts_html(r);
   if (!r.matrices.empty()) {
-    o << "<h2>All pairs</h2>\n<p class=\"meta\">Row = sender, column = receiver. Green is good, red is poor "
-         "(relative to this matrix); a black outline marks a flagged link, a dark cell a pair that cannot "
-         "talk. Hover a cell for its value.</p>\n";
+    o << "<h2>All pairs</h2>\n<p class=\"meta\">Row = sender, column = receiver. Red (with a black outline) "
+         "marks a link the verdict flagged, a black cell a pair that cannot talk; every other cell is blue, "
+         "darker for a better value relative to this matrix (not a verdict). Hover a cell for its value.</p>\n";
     for (const Matrix &m : r.matrices) {
       o << svg_heatmap(m, r.hosts);
     }

@@ -133,9 +133,46 @@ void series_svg(std::ostringstream &o, const Series &s, std::size_t k, const Axi
     << "</text>";
 }
 
-// Red (poor) to green (good) for t in [0, 1].
+// Cells the verdict did not flag: one neutral hue, darker for better values
+// (t in [0, 1], relative to this matrix). Red is kept for flagged cells, so a
+// healthy fabric never looks broken because its links differ a little.
 std::string heat_color(double t) {
-  return "hsl(" + fmt(120.0 * std::clamp(t, 0.0, 1.0), "%.0f") + ",65%,48%)";
+  return "hsl(210,45%," + fmt(88.0 - 48.0 * std::clamp(t, 0.0, 1.0), "%.0f") + "%)";
+}
+constexpr const char *kFlaggedFill = "#c00000";  // no series colour is this red
+constexpr const char *kCannotTalkFill = "#222";
+
+// Every series has its points at one message size: a chart would be an
+// empty axis with dots, so the values are written out instead.
+bool single_size(const std::vector<Series> &ss) {
+  double size = -1;
+  for (const Series &s : ss) {
+    for (const auto &p : s.pts) {
+      if (size >= 0 && p.first != size) {
+        return false;
+      }
+      size = p.first;
+    }
+  }
+  return true;
+}
+
+std::string lone_values(const std::string &title, const std::string &ylabel, const std::vector<Series> &ss) {
+  std::ostringstream o;
+  const double h = 40 + 20.0 * static_cast<double>(ss.size());
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kW << "\" height=\"" << fmt(h)
+    << "\" role=\"img\" aria-label=\"" << html_escape(title) << "\" class=\"values\">";
+  o << "<text x=\"" << kL << "\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" << html_escape(title) << "</text>";
+  double y = 44;
+  for (const Series &s : ss) {
+    for (const auto &p : s.pts) {
+      o << "<text x=\"" << kL << "\" y=\"" << fmt(y) << "\" font-size=\"13\">" << html_escape(s.name) << ": "
+        << fmt(p.second, "%.2f") << " " << html_escape(ylabel) << " at " << size_tick(p.first) << " B</text>";
+      y += 20;
+    }
+  }
+  o << "</svg>\n";
+  return o.str();
 }
 
 std::string cell_tip(const Matrix &m, int a, int b, const std::vector<std::string> &hosts) {
@@ -169,6 +206,9 @@ std::string html_escape(const std::string &s) {
 
 std::string svg_line_chart(const std::string &title, const std::string &ylabel, const std::vector<Series> &series,
                            bool log_y) {
+  if (single_size(series)) {
+    return lone_values(title, ylabel, series);
+  }
   std::ostringstream o;
   Axis x = x_axis(series);
   Axis y = y_axis(series, log_y);
@@ -219,8 +259,12 @@ std::string svg_heatmap(const Matrix &m, const std::vector<std::string> &hosts) 
       std::size_t i = m.idx(a, b);
       double v = m.v[i];
       double t = hi > lo ? (m.higher_is_better ? (v - lo) / (hi - lo) : (hi - v) / (hi - lo)) : 1.0;
-      std::string fill = a == b ? "#ddd" : !m.err[i].empty() ? "#222" : std::isfinite(v) ? heat_color(t) : "#bbb";
       bool flag = m.flagged[i] != 0;
+      std::string fill = a == b                ? "#ddd"
+                         : !m.err[i].empty()  ? kCannotTalkFill
+                         : flag               ? kFlaggedFill
+                         : std::isfinite(v)   ? heat_color(t)
+                                              : "#bbb";
       o << "<rect x=\"" << fmt(left + b * cell) << "\" y=\"" << fmt(top + a * cell) << "\" width=\"" << fmt(cell)
         << "\" height=\"" << fmt(cell) << "\" fill=\"" << fill << "\" stroke=\"" << (flag ? "#000" : "#fff")
         << "\" stroke-width=\"" << (flag ? 3 : 1) << "\">";

@@ -60,6 +60,11 @@ endfunction()
 # diagnose tests above check the speed verdicts with delays far above noise.
 if(TARGET rdmx-bench-mpi)
   rdmx_bench_tests(rdmx-bench-mpi bench_mpi native 300 --flag-fraction 0)
+  # The HTML report: colours follow the verdict, a lone value is written out.
+  add_test(NAME bench_mpi_html COMMAND ${PROJECT_SOURCE_DIR}/tests/unit/bench_html_check.sh
+    $<TARGET_FILE:rdmx-bench-mpi> ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS})
+  set_tests_properties(bench_mpi_html PROPERTIES LABELS native TIMEOUT 300
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 endif()
 # Verbs: every subcommand once on rdmx, where an RDMA device exists (exit 77,
 # i.e. skipped, without one). The emulated test bed is slow, so the pairwise
