@@ -4,6 +4,9 @@
 // `rdmx-info --json` prints the same as one JSON object.
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
+#include <sys/resource.h>
+
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -22,9 +25,12 @@ struct Out {
     bool json = false;
     bool first = true;
     std::string buf;
+    // Strings go through a JSON library: a value may hold quotes,
+    // backslashes or control characters (an RDMX_* variable's text).
+    static std::string quoted(const std::string &s) { return nlohmann::json(s).dump(); }
     void kv(const char *k, const std::string &v, bool quote = true) {
         if (json) {
-            buf += (first ? "" : ",") + std::string("\"") + k + "\":" + (quote ? "\"" + v + "\"" : v);
+            buf += (first ? "" : ",") + quoted(k) + ":" + (quote ? quoted(v) : v);
             first = false;
         } else {
             std::printf("  %-24s %s\n", k, v.c_str());
@@ -32,7 +38,7 @@ struct Out {
     }
     void open(const char *k, char br) {
         if (json) {
-            buf += (first ? "" : ",") + std::string(k[0] ? std::string("\"") + k + "\":" : "") + br;
+            buf += (first ? "" : ",") + std::string(k[0] ? quoted(k) + ":" : "") + br;
             first = true;
         } else if (k[0]) {
             std::printf("\n%s\n", k);
@@ -110,15 +116,29 @@ void device_info(Out &o, ibv_device *dev) {
     ibv_close_device(ctx);
 }
 
-void protocol_table(Out &o, const rdmx::Config &c) {
+// Which protocol carries which sizes, from the effective configuration
+// (and the selected device, which decides RDMX_RNDV_PROTO=auto and caps
+// the chunk at its max_msg_sz). max_inline is known only once a QP exists;
+// rdmx asks for 256 bytes.
+void protocol_table(Out &o, const rdmx::Config &c, const ibv_device_attr *dev, uint32_t max_msg) {
+    using P = rdmx::Config::RndvProto;
     const size_t hdr = sizeof(rdmx::wire::MsgHdr);
+    const bool soft = dev != nullptr && dev->vendor_id == 0xffffff;
+    const char *how = c.rndv_proto == P::kGet   ? "get (RDMX_RNDV_PROTO=get): the receiver RDMA-READs the sender's buffer"
+                      : c.rndv_proto == P::kPut ? "put (RDMX_RNDV_PROTO=put): the sender RDMA-WRITEs the receiver's buffer"
+                      : dev == nullptr          ? "auto: put (RDMA WRITE) on Soft-RoCE, get (RDMA READ) elsewhere"
+                      : soft                    ? "put (auto, Soft-RoCE): the sender RDMA-WRITEs the receiver's buffer"
+                                                : "get (auto): the receiver RDMA-READs the sender's buffer";
+    const size_t chunk = max_msg > 0 && max_msg < c.rndv_chunk ? max_msg : c.rndv_chunk;
     o.open("protocols", '[');
     struct Row { std::string range, proto; };
-    // max_inline is known only once a QP exists; rdmx asks for 256 bytes.
     std::vector<Row> rows = {
         {"0 .. " + std::to_string(256 - hdr), "eager, inline in the SEND (no copy, no registration)"},
         {std::to_string(256 - hdr + 1) + " .. " + std::to_string(c.eager_limit), "eager, copied into a registered bounce buffer"},
-        {std::to_string(c.rndv_thresh) + " ..", "rendezvous get: RDMA READ into the user buffer, chunks <= min(max_msg_sz, 4 MiB)"}};
+        {std::to_string(c.rndv_thresh) + " ..", std::string("rendezvous ") + how + ", in chunks of at most " +
+                                                    std::to_string(chunk) + " bytes (RDMX_RNDV_CHUNK" +
+                                                    (chunk < c.rndv_chunk ? ", capped by the port's max_msg_sz)" : ")") +
+                                                    ", " + std::to_string(c.rndv_reads) + " in flight per peer"}};
     for (auto &r : rows) {
         if (!o.json) {
             std::printf("  %-24s %s\n", r.range.c_str(), r.proto.c_str());
@@ -127,6 +147,44 @@ void protocol_table(Out &o, const rdmx::Config &c) {
         o.open("", '{');
         o.kv("bytes", r.range);
         o.kv("protocol", r.proto);
+        o.close('}');
+    }
+    o.close(']');
+}
+
+// The locked-memory limit: the most common reason registrations fail.
+void limits_info(Out &o) {
+    rlimit rl{};
+    const bool ok = getrlimit(RLIMIT_MEMLOCK, &rl) == 0;
+    auto show = [](rlim_t v) { return v == RLIM_INFINITY ? std::string("unlimited") : std::to_string(v) + " bytes"; };
+    constexpr rlim_t kLowMemlock = rlim_t{1} << 30;  // below 1 GiB, registrations of large messages fail
+    o.open("limits", '{');
+    o.kv("memlock_soft", ok ? show(rl.rlim_cur) : "unknown");
+    o.kv("memlock_hard", ok ? show(rl.rlim_max) : "unknown");
+    if (ok && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < kLowMemlock)
+        o.kv("memlock_hint", "low: registrations of large messages and the receive pool may fail with ENOMEM; run "
+                             "`ulimit -l unlimited` where the ranks start, or raise memlock in "
+                             "/etc/security/limits.conf (and LimitMEMLOCK of slurmd or the launcher's daemon)");
+    o.close('}');
+}
+
+// RDMX_COLL_* variables are read by the collectives themselves; shown as set.
+void coll_settings(Out &o) {
+    static const char *const kVars[] = {"RDMX_COLL_BARRIER_ALGO", "RDMX_COLL_BCAST_ALGO", "RDMX_COLL_REDUCE_ALGO",
+                                        "RDMX_COLL_ALLREDUCE_ALGO", "RDMX_COLL_REDUCE_SCATTER_ALGO",
+                                        "RDMX_COLL_ALLGATHER_ALGO", "RDMX_COLL_GATHER_ALGO",
+                                        "RDMX_COLL_SCATTER_ALGO", "RDMX_COLL_ALLTOALL_ALGO"};
+    o.open("collectives", '[');
+    for (const char *v : kVars) {
+        const char *e = std::getenv(v);
+        const std::string val = e != nullptr && *e != '\0' ? e : "auto";
+        if (!o.json) {
+            std::printf("  %-30s %s\n", v, val.c_str());
+            continue;
+        }
+        o.open("", '{');
+        o.kv("name", v);
+        o.kv("value", val);
         o.close('}');
     }
     o.close(']');
@@ -153,9 +211,21 @@ int main(int argc, char **argv) {
     if (n == 0 && !o.json) std::printf("  (no RDMA devices: is the driver (rdma_rxe, mlx5_ib, ...) loaded?)\n");
     for (int d = 0; d < n; ++d) device_info(o, list[d]);
     o.close(']');
-    if (list) ibv_free_device_list(list);
+    limits_info(o);
     rdmx::DeviceChoice choice;
     bool chosen = n > 0 && rdmx::select_device(cfg, 0, &choice) == RDMX_OK;
+    ibv_device_attr sel_attr{};
+    uint32_t sel_max_msg = 0;
+    bool have_attr = false;
+    for (int d = 0; chosen && d < n && !have_attr; ++d) {
+        if (choice.name != ibv_get_device_name(list[d])) continue;
+        if (ibv_context *ctx = ibv_open_device(list[d])) {
+            ibv_port_attr pa{};
+            have_attr = ibv_query_device(ctx, &sel_attr) == 0;
+            if (ibv_query_port(ctx, static_cast<uint8_t>(choice.port), &pa) == 0) sel_max_msg = pa.max_msg_sz;
+            ibv_close_device(ctx);
+        }
+    }
     o.open("selected", '{');
     o.kv("device", chosen ? choice.name + ":" + std::to_string(choice.port) : "none");
     o.kv("address", chosen ? rdmx::sockaddr_str(choice.addr) : "none");
@@ -174,7 +244,9 @@ int main(int argc, char **argv) {
         o.close('}');
     }
     o.close(']');
-    protocol_table(o, cfg);
+    coll_settings(o);
+    protocol_table(o, cfg, have_attr ? &sel_attr : nullptr, sel_max_msg);
+    if (list) ibv_free_device_list(list);
     o.close('}');
     if (o.json) std::printf("%s\n", o.buf.c_str());
     return 0;

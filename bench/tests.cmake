@@ -85,3 +85,16 @@ if(TARGET rdmx-bench)
   set_tests_properties(bench_rdmx_inject_corruption_message PROPERTIES
     PASS_REGULAR_EXPRESSION "VERIFY FAILED: latency message")
 endif()
+
+# rdmx-info --json parses, even with quotes, backslashes and control
+# characters in a setting (its strings go through nlohmann::json).
+if(TARGET rdmx-info)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    set(_dev "a\"b\\c\t")
+    add_test(NAME info.json COMMAND sh -c "\"$1\" --json | \"$2\" \"$3\" \"$4\""
+      sh $<TARGET_FILE:rdmx-info> ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/unit/info_json_check.py "${_dev}")
+    set_tests_properties(info.json PROPERTIES LABELS unit TIMEOUT 60 PASS_REGULAR_EXPRESSION "info json: OK"
+      ENVIRONMENT "RDMX_DEVICE=${_dev}")
+  endif()
+endif()
