@@ -85,8 +85,8 @@ rdmx_status_t Iface::flush() {
     }
     pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
     if (e != 0) {
-        RDMX_ERROR("iface %s: ibv_post_srq_recv failed: %s (%zu receive buffers kept for the next attempt, %u "
-                   "posted)", dev_->name(), strerror(e), pending_.size(), depth_ - static_cast<uint32_t>(pending_.size()));
+        RDMX_ERROR("iface %s: ibv_post_srq_recv failed: %s (%zu receive buffers wait for the next attempt)",
+                   dev_->name(), strerror(e), pending_.size());
         return RDMX_ERR_DEVICE;
     }
     return RDMX_OK;

@@ -70,7 +70,9 @@ constexpr int kFirstAttack = kCaseOverrun;
 constexpr int kTagForged = 5, kTagOffer = 6, kTagGo = 7, kTagFlood = 8;
 constexpr size_t kFloodEntries = 128;   // RDMX_UNEXPECTED_MAX of the flood victims
 constexpr int kFloodCap = 2048;         // no back-pressure by then: the victim's heap grows without bound
-constexpr double kDeadlineS = 60;
+// A victim's wait for the forger's attack: the forger serves the victims in
+// rank order, a flood taking several seconds under emulation.
+constexpr double kDeadlineS = 60, kDeadlinePerRankS = 20;
 int first_case = 0;
 int case_of(int rank) { return (first_case + rank) % kCases; }
 
@@ -407,9 +409,9 @@ int attack(Forger &f, int r, int n, int c) {
         ok = sent < kFloodCap;
         std::printf("forger: %s of rank %d: %d messages within credits, then %s\n", what, r, sent,
                     ok ? "back-pressure" : "still granting");
-        // Past the grant: rank r may have granted up to half a window more
-        // than it wrote back yet, so a window more surely overruns it.
-        for (uint32_t i = 0; i < g.credits; ++i)
+        // Past the grant: rank r writes its grants back once half a window
+        // is owed, so half a window more and one surely overruns it.
+        for (uint32_t i = 0; i < g.credits / 2 + 1; ++i)
             if (f.send_next(r, h, body) != IBV_WC_SUCCESS) break;
         break;
     }
@@ -484,13 +486,14 @@ int run_forger(int me, int np) {
 
 // rdmx_wait with a deadline: an attack let through must fail the test, not hang it.
 rdmx_status_t wait_bounded(rdmx_request_h *r, const char *what) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(kDeadlineS);
+    const double secs = kDeadlineS + kDeadlinePerRankS * rt::g_rank;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(secs);
     for (;;) {
         int done = 0;
         rdmx_status_t st = rdmx_test(r, &done, nullptr);
         if (done) return st;
         RT_CHECK(std::chrono::steady_clock::now() < until, "case %d: %s not complete after %.0f s", case_of(rt::g_rank),
-                 what, kDeadlineS);
+                 what, secs);
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
 }
