@@ -44,7 +44,7 @@ static void keep_unexpected(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const c
     if (u->type == wire::MsgType::kRts) std::memcpy(&u->desc, body, sizeof(u->desc));
     if (room && u->type == wire::MsgType::kRts) {
         recycle(c, &ep, idx);
-    } else if (room && u->type != wire::MsgType::kRts && c->unexpected_bytes + h.length <= c->cfg.unexpected_limit) {
+    } else if (room && c->unexpected_bytes + h.length <= c->cfg.unexpected_limit) {
         u->data.reset(new char[h.length > 0 ? h.length : 1]);
         if (h.length > 0) std::memcpy(u->data.get(), body, h.length);
         c->unexpected_bytes += h.length;
@@ -172,7 +172,10 @@ void handle_recv(Ctx *c, const ibv_wc &wc) {
     // Only a SEND carries a message: an RDMA WRITE with immediate also takes
     // a shared receive, but its buffer holds stale bytes.
     if (wc.opcode != IBV_WC_RECV) return protocol_violation(c, ep, idx, "RDMA WRITE with immediate, not a SEND");
-    if (ep.grant_forged) return protocol_violation(c, ep, idx, "forged credit grant in its slot");
+    if (ep.grant_forged) {  // seen by a send that found no credit; the close is due
+        recycle(c, nullptr, idx);
+        return credit_forged(c, ep);
+    }
     const char *buf = c->iface.recv_buf(idx);
     wire::MsgHdr h{};
     auto de = wire::decode_msg(buf, wc.byte_len, c->eager_limit, &h);

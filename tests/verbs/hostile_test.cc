@@ -128,7 +128,8 @@ struct Forger {
         ibv_qp_init_attr qa{};
         qa.send_cq = qa.recv_cq = cq;
         qa.qp_type = IBV_QPT_RC;
-        qa.cap.max_send_wr = qa.cap.max_recv_wr = 16;
+        qa.cap.max_send_wr = 128;  // a burst past the grant goes out at once (burst())
+        qa.cap.max_recv_wr = 16;
         qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
         RT_CHECK(rdma_create_qp(id, pd, &qa) == 0, "forger: rdma_create_qp: %s", strerror(errno));
     }
@@ -259,6 +260,25 @@ struct Forger {
         wr.opcode = IBV_WR_SEND;
         return post_wait(rank, &wr, "a SEND");
     }
+    // `count` messages to `rank` posted at once, none awaited: the victim
+    // closes the connection partway, and Soft-RoCE may retransmit what
+    // follows into the closed QP for ever instead of failing it.
+    void burst(int rank, w::MsgHdr h, const std::vector<char> &body, uint32_t count) {
+        const size_t stride = (sizeof(h) + body.size() + 7) & ~size_t{7};
+        RT_CHECK(count <= 120 && count * stride <= kGrants, "forger: burst too large");
+        for (uint32_t i = 0; i < count; ++i) {
+            char *b = buf.data() + i * stride;
+            h.seq = seq[static_cast<size_t>(rank)]++;
+            std::memcpy(b, &h, sizeof(h));
+            if (!body.empty()) std::memcpy(b + sizeof(h), body.data(), body.size());
+            ibv_sge sge{reinterpret_cast<uint64_t>(b), static_cast<uint32_t>(sizeof(h) + body.size()), mr->lkey};
+            ibv_send_wr wr{}, *bad = nullptr;
+            wr.sg_list = &sge;
+            wr.num_sge = 1;
+            wr.opcode = IBV_WR_SEND;
+            RT_CHECK(ibv_post_send(conns[static_cast<size_t>(rank)]->qp, &wr, &bad) == 0, "forger: burst post");
+        }
+    }
     // An 8-byte RDMA WRITE (with immediate if `imm`) of `value` to `addr` at `rank`.
     ibv_wc_status write_word(int rank, uint64_t addr, uint32_t rkey, uint64_t value, bool imm) {
         std::memcpy(buf.data(), &value, 8);
@@ -369,8 +389,7 @@ int attack(Forger &f, int r, int n, int c) {
     switch (c) {
     case kCaseOverrun: {  // credits + 4 eager messages, no grant awaited: the victim holds every buffer
         what = "credit overrun";
-        for (uint32_t i = 0; i < g.credits + 4; ++i)
-            if (f.send_next(r, h, body) != IBV_WC_SUCCESS) break;  // closed after the first one too many
+        f.burst(r, h, body, g.credits + 4);
         break;
     }
     case kCaseForeignSlot: {  // the slot rank r keeps for rank p, where one registration covered all slots
@@ -411,8 +430,7 @@ int attack(Forger &f, int r, int n, int c) {
                     ok ? "back-pressure" : "still granting");
         // Past the grant: rank r writes its grants back once half a window
         // is owed, so half a window more and one surely overruns it.
-        for (uint32_t i = 0; i < g.credits / 2 + 1; ++i)
-            if (f.send_next(r, h, body) != IBV_WC_SUCCESS) break;
+        f.burst(r, h, body, g.credits / 2 + 1);
         break;
     }
     default: RT_CHECK(false, "no attack %d", c);

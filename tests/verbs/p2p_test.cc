@@ -185,7 +185,8 @@ long heap_kib() { return static_cast<long>(mallinfo2().uordblks / 1024); }
 // Everyone floods rank 0, which sleeps before posting any receive: the heap
 // its unexpected queue takes (sampled every 10 ms while it sleeps) must stay
 // within RDMX_UNEXPECTED_MAX entries (half a KiB each is generous: about 200
-// bytes are used) plus 1 MiB, however many messages wait.
+// bytes are used) plus 256 KiB, however many messages wait. (Measured in the
+// emulated guest with 256 entries: 65 KiB; with no entry bound, 1,261 KiB.)
 void t_flood(int count, int sleep_s) {
     if (me != 0) {
         std::vector<uint64_t> v(static_cast<size_t>(count));
@@ -215,7 +216,7 @@ void t_flood(int count, int sleep_s) {
     }
     const char *max = std::getenv("RDMX_UNEXPECTED_MAX");
     const long entries = max != nullptr ? std::atol(max) : 65536;
-    const long allowed = entries / 2 + 1024;
+    const long allowed = entries / 2 + 256;
     std::printf("flood: %d messages from %d senders in order; max RSS %ld KiB before, %ld KiB after; heap grew by "
                 "%ld KiB at most while they waited (%ld KiB allowed for %ld unexpected entries)\n", count * (np - 1),
                 np - 1, before, rss_kib(), heap_peak - heap0, allowed, entries);
