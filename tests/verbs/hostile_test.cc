@@ -13,13 +13,15 @@
 //      rkey the forger never registered, and a CTS that asks to write more
 //      than the message rank i really offered it): rank i must see its
 //      connection to the forger closed (RDMX_ERR_PROTOCOL) and nothing else;
-//   3. or attacks rank i's flow control, case 13 and up (credits.h below): it
+//   3. or, for cases 13-18 (attack() below), attacks rank i's flow control: it
 //      sends past its credits while the victim holds its buffers, writes the
 //      victim's credit slot for another rank, grants itself 2^31 credits,
 //      RDMA-WRITEs with immediate into the victim's shared receive queue, and
 //      floods zero-length messages and RTSs within its credits until the
 //      victim's unexpected-entry bound holds its credits back, then sends
-//      one more: each victim closes the forger and nobody else.
+//      past the grant: each victim closes the forger (a refused write to
+//      another rank's slot breaks the forger's own connection instead) and
+//      nobody else.
 // The rdmx ranks then exchange among themselves, undisturbed, and finalize.
 //
 //   hostile_test [FIRST]    (FIRST: the case rdmx rank 0 gets, default 0)
