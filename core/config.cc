@@ -45,6 +45,44 @@ bool parse_size(const char *s, size_t *out) {
     return true;
 }
 
+QueuePlan plan_queues(uint32_t npeers, uint32_t want_srq, uint32_t max_credits, uint32_t max_srq_wr,
+                      uint32_t max_cqe, uint32_t max_qp_wr) {
+    QueuePlan q;
+    const uint64_t slack = 16 + static_cast<uint64_t>(npeers);  // control messages (FIN, CTS, PutFin) in flight
+    // Some devices report max_srq_wr but take one less (a ring with a spare entry).
+    const uint64_t srq_cap = max_srq_wr > 1 ? max_srq_wr - 1u : ~0u;
+    const uint64_t n = npeers > 0 ? npeers : 1;
+    uint64_t credits = want_srq / n;
+    if (credits > max_credits) credits = max_credits;
+    if (credits < 8) credits = 8;
+    if (credits * n + slack > srq_cap) credits = srq_cap > slack ? (srq_cap - slack) / n : 0;
+    if (credits < kMinCredits) {
+        q.limit = "max_srq_wr";
+        q.need = kMinCredits * n + slack + 1;
+        return q;
+    }
+    uint64_t depth = credits * n + slack;
+    if (depth < want_srq) depth = want_srq < srq_cap ? want_srq : srq_cap;
+    uint64_t sq = kSqDepthWanted;
+    while (sq > kMinSqDepth && ((max_qp_wr != 0 && sq > max_qp_wr) || (max_cqe != 0 && depth + n * sq + 64 > max_cqe)))
+        sq /= 2;
+    if (max_qp_wr != 0 && sq > max_qp_wr) {
+        q.limit = "max_qp_wr";
+        q.need = sq;
+        return q;
+    }
+    if (max_cqe != 0 && depth + n * sq + 64 > max_cqe) {
+        q.limit = "max_cqe";
+        q.need = depth + n * sq + 64;
+        return q;
+    }
+    q.credits = static_cast<uint32_t>(credits);
+    q.srq_depth = static_cast<uint32_t>(depth);
+    q.sq_depth = static_cast<uint32_t>(sq);
+    q.cqe = static_cast<uint32_t>(depth + n * sq + 64);
+    return q;
+}
+
 namespace {
 
 bool parse_double(const char *s, double *out) {
@@ -244,6 +282,8 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                       u.srq_depth != 0, u.srq_depth, p_unsigned, show_unsigned);
     r.field<size_t>("RDMX_UNEXPECTED_LIMIT", "bytes of unexpected eager data copied aside before back-pressure",
                     &unexpected_limit, u.unexpected_limit != 0, u.unexpected_limit, p_size, show_size);
+    r.field<size_t>("RDMX_UNEXPECTED_MAX", "unexpected messages (any size, rendezvous offers too) kept before "
+                    "back-pressure", &unexpected_max, false, size_t{0}, p_size, show_size);
     r.field<rdmx_progress_mode_t>("RDMX_PROGRESS", "progress mode: thread|caller", &progress,
                                   u.progress != RDMX_PROGRESS_DEFAULT, u.progress, parse_progress, show_progress);
     r.field<int>("RDMX_LOG_LEVEL", "0 error, 1 warn, 2 info, 3 debug, 4 trace", &log_level, u.log_level >= 0,
@@ -274,6 +314,10 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
         rndv_thresh = eager_limit + 1;
     }
     if (srq_depth < 16) srq_depth = 16;
+    if (unexpected_max == 0) {
+        RDMX_ERROR("config: RDMX_UNEXPECTED_MAX=0: at least one unexpected message must be keepable");
+        return RDMX_ERR_INVALID_ARG;
+    }
     log_set_level(log_level);
     warn_unknown_env();
     if (u.allgather != nullptr) {

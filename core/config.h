@@ -27,6 +27,7 @@ struct Config {
     size_t rndv_thresh = 8193;
     unsigned srq_depth = 512;
     size_t unexpected_limit = 64u << 20;
+    size_t unexpected_max = 65536;  // RDMX_UNEXPECTED_MAX: unexpected messages kept before back-pressure
     rdmx_progress_mode_t progress = RDMX_PROGRESS_THREAD;
     int log_level = 1;
     double connect_timeout = 60.0;
@@ -59,6 +60,28 @@ struct Config {
     // names no setting (a misspelling), suggesting the closest one.
     void warn_unknown_env() const;
 };
+
+// Receive credits and queue sizes for a job of npeers + 1 ranks, within a
+// device's limits (0: no limit known). Every credit granted has a receive
+// buffer behind it, plus slack for control messages, so a sender within its
+// credits never meets an empty SRQ; the CQ holds every receive and every
+// send WR that can be outstanding. When the limits leave less than
+// kMinCredits per peer or a send queue under kMinSqDepth, `limit` names the
+// device limit that failed (the caller refuses to start) and `need` says how
+// much it would take.
+struct QueuePlan {
+    uint32_t credits = 0;    // per peer
+    uint32_t srq_depth = 0;
+    uint32_t sq_depth = 0;   // per QP, a power of two
+    uint32_t cqe = 0;
+    const char *limit = nullptr;
+    uint64_t need = 0;
+};
+constexpr uint32_t kMinCredits = 2;
+constexpr uint32_t kSqDepthWanted = 128;  // power of two: the send ring indexes by mask
+constexpr uint32_t kMinSqDepth = 32;      // two selective-signalling periods (every 16th WR)
+QueuePlan plan_queues(uint32_t npeers, uint32_t want_srq, uint32_t max_credits, uint32_t max_srq_wr,
+                      uint32_t max_cqe, uint32_t max_qp_wr);
 
 // Parses "4096", "8k", "1M", "2g" (binary multiples). False on garbage.
 bool parse_size(const char *s, size_t *out);

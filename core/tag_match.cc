@@ -2,11 +2,17 @@
 
 namespace rdmx {
 
-size_t TagMatcher::bucket_of(const MatchBits &b) {
+// A multiplicative hash alone is linear: tags differing by a multiple of a
+// known stride land together. The key enters before a final mix (the
+// murmur3 finaliser), so without it no tag set can be aimed at one bucket.
+size_t TagMatcher::bucket_of(const MatchBits &b) const {
     uint64_t h = (static_cast<uint64_t>(b.space) << 56) ^ (static_cast<uint64_t>(static_cast<uint32_t>(b.source)) << 24) ^
                  static_cast<uint32_t>(b.tag);
-    h *= 0x9e3779b97f4a7c15ull;
-    return static_cast<size_t>(h >> 54) & (kBuckets - 1);
+    h = (h ^ key_) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return static_cast<size_t>(h) & (kBuckets - 1);
 }
 
 void TagMatcher::post(PostedEntry *e) {

@@ -50,12 +50,21 @@ public:
 
     size_t posted_count() const { return posted_; }
     size_t unexpected_count() const { return unexpected_; }
+    // Removes every unexpected message pred(entry) accepts, oldest first,
+    // and hands each to dispose (e.g. a closed peer's).
+    template <typename Pred, typename Dispose>
+    void remove_unexpected_if(Pred &&pred, Dispose &&dispose);
+    // Keys the bucket hash: tags a peer chooses cannot be aimed at one
+    // bucket (making every match a walk of all of them) without the key.
+    // Call while both queues are empty.
+    void set_hash_key(uint64_t key) { key_ = key; }
+    size_t bucket_index(const MatchBits &b) const { return bucket_of(b); }
     // Walks every posted receive, e.g. to fail them when a peer is lost.
     template <typename F>
     void for_each_posted(F &&f);
 
 private:
-    static size_t bucket_of(const MatchBits &b);
+    size_t bucket_of(const MatchBits &b) const;
     static bool matches(const MatchBits &want, const MatchBits &have) {
         return want.space == have.space && (want.source == kAnySource || want.source == have.source) &&
                (want.tag == kAnyTag || want.tag == have.tag);
@@ -65,6 +74,7 @@ private:
     std::array<List, kNumSpaces> posted_wild_;
     std::array<List, kBuckets> unexp_buckets_;
     std::array<List, kNumSpaces> unexp_order_;
+    uint64_t key_ = 0;
     uint64_t post_seq_ = 0;
     uint64_t arrival_seq_ = 0;
     size_t posted_ = 0;
@@ -82,6 +92,23 @@ void TagMatcher::for_each_posted(F &&f) {
     };
     for (auto &l : posted_buckets_) walk(l);
     for (auto &l : posted_wild_) walk(l);
+}
+
+template <typename Pred, typename Dispose>
+void TagMatcher::remove_unexpected_if(Pred &&pred, Dispose &&dispose) {
+    for (List &order : unexp_order_) {
+        for (ListNode *n = order.first(); n != nullptr;) {
+            ListNode *next = order.next_of(n);
+            auto *u = container_of<UnexpEntry, &UnexpEntry::order_node>(n);
+            if (pred(static_cast<const UnexpEntry *>(u))) {
+                List::unlink(&u->bucket_node);
+                List::unlink(&u->order_node);
+                --unexpected_;
+                dispose(u);
+            }
+            n = next;
+        }
+    }
 }
 
 }  // namespace rdmx

@@ -110,6 +110,9 @@ struct FinBody {        // follows a FIN header
 static_assert(sizeof(FinBody) == 8);
 
 constexpr uint8_t kMaxSpace = 2;
+// The largest receive window (credits) a rank grants a peer: announced in
+// ConnectPriv/AcceptPriv, never exceeded by a cumulative grant.
+constexpr uint32_t kMaxCredits = 64;
 
 // Checks a received message of `len` bytes. For eager, payload length must be
 // exactly len - sizeof(MsgHdr) and at most max_eager. On kOk *hdr is filled.

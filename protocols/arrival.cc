@@ -1,5 +1,6 @@
 // Arrivals: every receive completion from the SRQ is checked (the bytes come
 // from a peer), credited, then matched or kept as unexpected.
+#include <cstdio>
 #include <cstring>
 
 #include "core/log.h"
@@ -25,6 +26,13 @@ static void recycle(Ctx *c, Endpoint *ep, uint32_t idx) {
     }
 }
 
+// Within RDMX_UNEXPECTED_MAX entries and RDMX_UNEXPECTED_LIMIT bytes an
+// unexpected message is copied aside (an RTS keeps only its descriptor) and
+// its credit goes back at once. Past either bound it keeps its SRQ buffer
+// and its credit until matched: the sender stops after its window. So the
+// heap holds at most UNEXPECTED_MAX entries plus one window per peer, however
+// many zero-length messages or RTSs arrive; a peer that sends on without
+// credits is closed in handle_recv.
 static void keep_unexpected(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const char *body, uint32_t idx) {
     auto *u = new Unexp;
     u->bits = {h.space, ep.peer, h.tag};
@@ -32,10 +40,11 @@ static void keep_unexpected(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const c
     u->type = static_cast<wire::MsgType>(h.type);
     u->len = h.length;
     u->cookie = h.cookie;
-    if (u->type == wire::MsgType::kRts) {
-        std::memcpy(&u->desc, body, sizeof(u->desc));
+    const bool room = c->matcher.unexpected_count() < c->cfg.unexpected_max;
+    if (u->type == wire::MsgType::kRts) std::memcpy(&u->desc, body, sizeof(u->desc));
+    if (room && u->type == wire::MsgType::kRts) {
         recycle(c, &ep, idx);
-    } else if (c->unexpected_bytes + h.length <= c->cfg.unexpected_limit) {
+    } else if (room && c->unexpected_bytes + h.length <= c->cfg.unexpected_limit) {
         u->data.reset(new char[h.length > 0 ? h.length : 1]);
         if (h.length > 0) std::memcpy(u->data.get(), body, h.length);
         c->unexpected_bytes += h.length;
@@ -59,11 +68,39 @@ void release_unexp(Ctx *c, Unexp *u) {
     delete u;
 }
 
+// A peer that broke the protocol: what it sent before is not trusted either,
+// so its unexpected messages go (their held buffers back to the SRQ).
+static void close_violator(Ctx *c, Endpoint &ep, const char *what) {
+    fail_peer(c, ep.peer, RDMX_ERR_PROTOCOL, what);
+    const int peer = ep.peer;
+    c->matcher.remove_unexpected_if([peer](const UnexpEntry *u) { return u->bits.source == peer; },
+                                    [c](UnexpEntry *u) { release_unexp(c, static_cast<Unexp *>(u)); });
+}
+
 static void protocol_violation(Ctx *c, Endpoint &ep, uint32_t idx, const char *what) {
     RDMX_ERROR("protocol: peer %d (%s) qp 0x%x sent a malformed message (%s): closing its connection", ep.peer,
                ep.addr.c_str(), ep.qp_num, what);
     recycle(c, nullptr, idx);
-    fail_peer(c, ep.peer, RDMX_ERR_PROTOCOL, what);
+    close_violator(c, ep, what);
+}
+
+// Message number `n` (1-based) from a peer that holds rx_granted credits:
+// data needs a credit; a control message of a transfer under way (FIN, CTS,
+// PutFin) may borrow one past the grant (rndv_send_ctrl), and its buffer,
+// recycled at once, pays it back.
+static bool within_grant(const Endpoint &ep, const wire::MsgHdr &h) {
+    const auto t = static_cast<wire::MsgType>(h.type);
+    const bool ctrl = t == wire::MsgType::kFin || t == wire::MsgType::kCts || t == wire::MsgType::kPutFin;
+    const uint32_t n = ep.rx_seq + 1;
+    return static_cast<int32_t>(ep.rx_granted + (ctrl ? 1u : 0u) - n) >= 0;
+}
+
+void credit_forged(Ctx *c, Endpoint &ep) {
+    if (ep.state == ConnState::kFailed) return;
+    RDMX_ERROR("protocol: peer %d (%s) qp 0x%x wrote a credit grant of 0x%llx into its slot, beyond its window of "
+               "%u past the %u messages we sent: closing its connection", ep.peer, ep.addr.c_str(), ep.qp_num,
+               static_cast<unsigned long long>(ep.forged_grant), ep.tx_window, ep.tx_consumed);
+    close_violator(c, ep, "forged credit grant");
 }
 
 static void on_message(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const char *buf, uint32_t len, uint32_t idx) {
@@ -132,13 +169,26 @@ void handle_recv(Ctx *c, const ibv_wc &wc) {
     if (ep.state == ConnState::kAccepting) c->cm.notify_established(ep);
     // A lost peer's earlier messages are still good; a hostile one's are not.
     if (ep.state == ConnState::kFailed && ep.error == RDMX_ERR_PROTOCOL) return recycle(c, nullptr, idx);
+    // Only a SEND carries a message: an RDMA WRITE with immediate also takes
+    // a shared receive, but its buffer holds stale bytes.
+    if (wc.opcode != IBV_WC_RECV) return protocol_violation(c, ep, idx, "RDMA WRITE with immediate, not a SEND");
+    if (ep.grant_forged) {  // seen by a send that found no credit; the close is due
+        recycle(c, nullptr, idx);
+        return credit_forged(c, ep);
+    }
     const char *buf = c->iface.recv_buf(idx);
     wire::MsgHdr h{};
     auto de = wire::decode_msg(buf, wc.byte_len, c->eager_limit, &h);
     if (de != wire::DecodeError::kOk) return protocol_violation(c, ep, idx, wire::decode_error_name(de));
     if (h.seq != ep.rx_seq) return protocol_violation(c, ep, idx, "sequence gap");
+    if (!within_grant(ep, h)) {
+        char why[112];
+        std::snprintf(why, sizeof(why), "credit overrun: message %u with %u granted, %zu receive buffers held here",
+                      ep.rx_seq + 1, ep.rx_granted, c->held_bufs);
+        return protocol_violation(c, ep, idx, why);
+    }
+    if (!ep.note_grant(h.credits)) return protocol_violation(c, ep, idx, "credit grant beyond its window");
     ++ep.rx_seq;
-    ep.note_grant(h.credits);
     on_message(c, ep, h, buf, wc.byte_len, idx);
 }
 

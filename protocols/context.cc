@@ -20,21 +20,34 @@ struct BootRecord {  // what each rank publishes through the bootstrap
 };
 static_assert(sizeof(BootRecord) == 16);
 
-constexpr uint32_t kSqDepth = 128;       // power of two: the SQ ring indexes by mask
 constexpr uint32_t kSendBufs = 512;
 constexpr uint32_t kInlineWanted = 256;
 
-void size_queues(Ctx *c) {
+// Credits come from the SRQ depth the device can really give (a depth
+// clamped after the credits were promised would let senders within their
+// credits run the SRQ dry); a job too large for the device does not start.
+rdmx_status_t size_queues(Ctx *c) {
     const uint32_t npeers = static_cast<uint32_t>(c->size - 1);
-    uint32_t depth = c->cfg.srq_depth;
-    uint32_t credits = npeers > 0 ? depth / npeers : depth;
-    if (credits > 64) credits = 64;
-    if (credits < 8) credits = 8;
-    // Every credit granted must have a buffer behind it, plus slack for FINs.
-    uint32_t need = credits * npeers + 16 + npeers;
-    if (depth < need) depth = need;
-    c->cfg.srq_depth = depth;
-    c->credits = credits;
+    const ibv_device_attr &a = c->dev.attr();
+    auto lim = [](int v) { return v > 0 ? static_cast<uint32_t>(v) : 0u; };
+    QueuePlan q = plan_queues(npeers, c->cfg.srq_depth, wire::kMaxCredits, lim(a.max_srq_wr), lim(a.max_cqe),
+                              lim(a.max_qp_wr));
+    if (q.limit != nullptr) {
+        RDMX_ERROR("init: device %s cannot hold a job of %d ranks: its %s (max_srq_wr %d, max_cqe %d, max_qp_wr %d) "
+                   "is below the %llu that %u credits per peer and %u-deep send queues need (hint: fewer ranks per "
+                   "device, or a device with larger queues)", c->dev.name(), c->size, q.limit, a.max_srq_wr,
+                   a.max_cqe, a.max_qp_wr, static_cast<unsigned long long>(q.need), kMinCredits, kMinSqDepth);
+        return RDMX_ERR_NO_MEMORY;
+    }
+    if (q.srq_depth < c->cfg.srq_depth || q.credits < 8 || q.sq_depth < kSqDepthWanted)
+        RDMX_WARN("init: device %s limits (max_srq_wr %d, max_cqe %d, max_qp_wr %d) for %d ranks: SRQ %u (asked %u), "
+                  "%u credits per peer, send queues %u deep", c->dev.name(), a.max_srq_wr, a.max_cqe, a.max_qp_wr,
+                  c->size, q.srq_depth, c->cfg.srq_depth, q.credits, q.sq_depth);
+    c->cfg.srq_depth = q.srq_depth;
+    c->credits = q.credits;
+    c->sq_depth = q.sq_depth;
+    c->cqe = q.cqe;
+    return RDMX_OK;
 }
 
 rdmx_status_t exchange_addresses(Ctx *c, const sockaddr_in &me) {
@@ -63,16 +76,12 @@ rdmx_status_t open_transport(Ctx *c) {
     if (st != RDMX_OK) return st;
     if ((st = c->cm.listen(choice.addr)) != RDMX_OK) return st;
     if ((st = c->dev.open(c->cm.verbs(), c->cm.port_num())) != RDMX_OK) return st;
-    size_queues(c);
-    const uint32_t npeers = static_cast<uint32_t>(c->size - 1);
+    if ((st = size_queues(c)) != RDMX_OK) return st;
     const size_t buf = c->eager_limit + sizeof(wire::MsgHdr);
-    if ((st = c->iface.open(c->dev, c->cfg.srq_depth, buf, c->cfg.srq_depth + npeers * kSqDepth + 64)) != RDMX_OK)
-        return st;
+    if ((st = c->iface.open(c->dev, c->cfg.srq_depth, buf, c->cqe)) != RDMX_OK) return st;
     if ((st = c->send_pool.init(c->dev.pd(), c->dev.name(), kSendBufs, buf, IBV_ACCESS_LOCAL_WRITE)) != RDMX_OK)
         return st;
-    st = c->credit_mem.init(c->dev.pd(), c->dev.name(), 1, 8 * static_cast<size_t>(c->size),
-                            IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-    if (st != RDMX_OK) return st;
+    if ((st = c->credit_mem.init(c->dev.pd(), c->dev.name(), c->size, c->rank)) != RDMX_OK) return st;
     c->max_msg = c->dev.port_attr().max_msg_sz;
     rndv_setup(c);
     RDMX_INFO("device %s:%u at %s, SRQ %u x %zu B, %u credits per peer", c->dev.name(), c->dev.port(),
@@ -81,12 +90,11 @@ rdmx_status_t open_transport(Ctx *c) {
 }
 
 rdmx_status_t connect_mesh(Ctx *c) {
-    auto *slots = reinterpret_cast<volatile uint64_t *>(c->credit_mem.buf(0));
     c->eps.resize(static_cast<size_t>(c->size));
     for (int p = 0; p < c->size; ++p) {
         Endpoint &ep = c->eps[static_cast<size_t>(p)];
         ep.peer = p;
-        ep.credit_slot = &slots[p];
+        ep.credit_slot = c->credit_mem.slot(p);
         ep.addr = sockaddr_str(c->addrs[static_cast<size_t>(p)]);
         ep.rx_granted = c->credits;
         ep.rx_granted_told = c->credits;
@@ -97,10 +105,9 @@ rdmx_status_t connect_mesh(Ctx *c) {
     mp.size = c->size;
     mp.job_key = c->job_key;
     mp.credits = c->credits;
-    mp.sq_depth = kSqDepth;
+    mp.sq_depth = c->sq_depth;
     mp.max_inline = kInlineWanted;
-    mp.credit_base = reinterpret_cast<uint64_t>(c->credit_mem.buf(0));
-    mp.credit_rkey = c->credit_mem.rkey();
+    mp.credit_slots = &c->credit_mem;
     mp.timeout = c->cfg.connect_timeout;
     uint64_t t0 = now_ns();
     rdmx_status_t st = c->cm.connect_all(mp, c->dev, c->iface, c->eps, c->addrs);
@@ -120,6 +127,7 @@ rdmx_status_t context_init(Ctx *c, const rdmx_config_t *cfg) {
     c->rank = c->boot->rank();
     c->size = c->boot->size();
     log_set_rank(c->rank);
+    c->matcher.set_hash_key(random_u64());
     c->eager_limit = c->cfg.eager_limit;
     c->rndv_thresh = c->cfg.rndv_thresh;
     RDMX_INFO("bootstrap via %s: rank %d of %d", c->boot->name(), c->rank, c->size);

@@ -56,7 +56,7 @@ struct rdmx_context {
     rdmx::Device dev;
     rdmx::Iface iface;
     rdmx::Slab send_pool;
-    rdmx::Slab credit_mem;               // size slots peers RDMA-WRITE credit grants into
+    rdmx::CreditSlots credit_mem;        // a slot per peer, which it RDMA-WRITEs its grants into
     // Rendezvous registrations: after the PD, before the endpoints whose
     // memory windows are bound to its MRs (windows must go first).
     rdmx::MrRegistrar registrar;
@@ -71,6 +71,8 @@ struct rdmx_context {
     size_t eager_limit = 0;
     size_t rndv_thresh = 0;
     uint32_t credits = 0;                // per peer
+    uint32_t sq_depth = 0;               // per QP, within the device's CQ (size_queues)
+    uint32_t cqe = 0;
     uint32_t max_inline = 0;
     uint32_t max_msg = 1u << 30;
 
@@ -149,6 +151,8 @@ void fail_device(Ctx *c, rdmx_status_t why);
 rdmx_status_t wc_error_status(ibv_wc_status st);
 void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data, size_t len);
 void release_unexp(Ctx *c, Unexp *u);
+// The peer's credit slot held an impossible grant (Endpoint::grant_forged): close it.
+void credit_forged(Ctx *c, Endpoint &ep);
 
 // rndv.cc
 rdmx_status_t rndv_send_start(Ctx *c, Endpoint &ep, rdmx_request *r);

@@ -175,12 +175,24 @@ void ConnManager::on_route_resolved(Endpoint &ep) {
     }
     wire::ConnectPriv cp{wire::kMagic, wire::kVersion, sizeof(wire::ConnectPriv), p_.job_key,
                          static_cast<uint32_t>(p_.rank), static_cast<uint32_t>(ep.peer),
-                         p_.credit_base + 8ull * static_cast<uint64_t>(ep.peer), p_.credit_rkey, p_.credits};
+                         p_.credit_slots->addr(ep.peer), p_.credit_slots->rkey(ep.peer), p_.credits};
     rdma_conn_param param;
     fill_conn_param(&param, &cp, sizeof(cp), nullptr);
     (void)vx::set_ack_timeout(ep.id.get(), kAckTimeout);  // best effort: older stacks lack the option
     if (int e = vx::connect(ep.id.get(), &param)) return backoff(ep, strerror(e));
     ep.set_state(ConnState::kConnecting);
+}
+
+// The peer's credit slot for us and its window: what it announced, capped at
+// the largest window any rdmx rank grants (a larger claim would let a forged
+// grant pass as plausible, Endpoint::grant_plausible).
+void ConnManager::record_credits(Endpoint &ep, uint64_t addr, uint32_t rkey, uint32_t credits) {
+    ep.remote_credit_addr = addr;
+    ep.remote_credit_rkey = rkey;
+    ep.tx_window = credits < wire::kMaxCredits ? credits : wire::kMaxCredits;
+    ep.tx_granted = ep.tx_window;
+    ep.tx_consumed = 0;
+    ep.grant_forged = false;
 }
 
 void ConnManager::reject(rdma_cm_id *id, wire::RejectReason r, const char *detail) {
@@ -218,12 +230,10 @@ void ConnManager::on_connect_request(CmEvent &ev) {
     if (!setup_qp(ep, id)) return reject(id, R::kResources, "QP creation failed");
     ep.id.reset(id);
     id->context = &ep;
-    ep.remote_credit_addr = cp.credit_addr;
-    ep.remote_credit_rkey = cp.credit_rkey;
-    ep.tx_granted = cp.credits;
+    record_credits(ep, cp.credit_addr, cp.credit_rkey, cp.credits);
     wire::AcceptPriv ap{wire::kMagic, wire::kVersion, sizeof(wire::AcceptPriv), p_.job_key,
-                        static_cast<uint32_t>(p_.rank), p_.credits,
-                        p_.credit_base + 8ull * static_cast<uint64_t>(ep.peer), p_.credit_rkey, 0};
+                        static_cast<uint32_t>(p_.rank), p_.credits, p_.credit_slots->addr(ep.peer),
+                        p_.credit_slots->rkey(ep.peer), 0};
     rdma_conn_param param;
     fill_conn_param(&param, &ap, sizeof(ap), &c);
     ep.max_rd_atomic = param.initiator_depth > 0 ? param.initiator_depth : 1;
@@ -246,9 +256,7 @@ void ConnManager::on_established(Endpoint &ep, const rdma_cm_event *ev) {
             fatal_ = true;
             return fail(ep, RDMX_ERR_CONNECT, "accept private_data invalid (another job on that address?)");
         }
-        ep.remote_credit_addr = ap.credit_addr;
-        ep.remote_credit_rkey = ap.credit_rkey;
-        ep.tx_granted = ap.credits;
+        record_credits(ep, ap.credit_addr, ap.credit_rkey, ap.credits);
         ep.max_rd_atomic = ev->param.conn.initiator_depth > 0 ? ev->param.conn.initiator_depth : 1;
     }
     if (ep.state == ConnState::kConnected) return;  // COMM_EST got there first

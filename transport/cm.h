@@ -14,6 +14,7 @@
 #include "transport/device.h"
 #include "transport/endpoint.h"
 #include "transport/iface.h"
+#include "transport/memory.h"
 
 namespace rdmx {
 
@@ -24,8 +25,7 @@ struct MeshParams {
     uint32_t credits = 0;          // receive credits granted to each peer
     uint32_t sq_depth = 128;
     uint32_t max_inline = 0;       // requested; the QP's real value is stored back
-    uint64_t credit_base = 0;      // our credit slots (peer i writes slot i)
-    uint32_t credit_rkey = 0;
+    const CreditSlots *credit_slots = nullptr;  // peer i writes slot i, through its own rkey
     double timeout = 60.0;
 };
 
@@ -79,6 +79,7 @@ private:
     bool setup_qp(Endpoint &ep, rdma_cm_id *id);
     void fail(Endpoint &ep, rdmx_status_t st, const char *why);
     void reject(rdma_cm_id *id, wire::RejectReason r, const char *detail);
+    static void record_credits(Endpoint &ep, uint64_t addr, uint32_t rkey, uint32_t credits);
     void bury(Endpoint &ep);
     void fill_conn_param(rdma_conn_param *cp, const void *priv, uint8_t len, const rdma_conn_param *req) const;
     bool all_connected() const;

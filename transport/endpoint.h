@@ -58,6 +58,10 @@ struct Endpoint {
     // we may send tx_granted - tx_consumed more.
     uint32_t tx_consumed = 0;
     uint32_t tx_granted = 0;
+    uint32_t tx_window = 0;        // the peer's receive window (its private_data): no grant
+                                   // can run further ahead of tx_consumed than this
+    bool grant_forged = false;     // the slot held a grant beyond the window: nothing more
+    uint64_t forged_grant = 0;     // is sent, and the engine closes the peer
     volatile uint64_t *credit_slot = nullptr;  // peer RDMA-WRITEs cumulative grants here
     uint64_t remote_credit_addr = 0;
     uint32_t remote_credit_rkey = 0;
@@ -82,13 +86,32 @@ struct Endpoint {
     std::vector<uint32_t> mw_free;
 
     uint32_t sq_free() const { return sq_depth - (sq_posted - sq_done); }
+    // The peer grants one credit per buffer of ours it recycled, so a true
+    // cumulative grant is at most tx_consumed + tx_window; a larger one is
+    // forged (or the peer is broken). An older one (a write overtaken by a
+    // header) is ignored.
+    bool grant_plausible(uint64_t cumulative) const {
+        const uint32_t g = static_cast<uint32_t>(cumulative);
+        return (cumulative >> 32) == 0 &&
+               (static_cast<int32_t>(g - tx_granted) <= 0 || g - tx_consumed <= tx_window);
+    }
     uint32_t tx_credits() {
-        uint32_t slot = static_cast<uint32_t>(*credit_slot);
+        if (grant_forged) return 0;
+        const uint64_t v = *credit_slot;
+        if (!grant_plausible(v)) {
+            grant_forged = true;
+            forged_grant = v;
+            return 0;
+        }
+        uint32_t slot = static_cast<uint32_t>(v);
         if (static_cast<int32_t>(slot - tx_granted) > 0) tx_granted = slot;
         return tx_granted - tx_consumed;
     }
-    void note_grant(uint32_t cumulative) {
+    // Header grants; false for an implausible one (the caller closes the peer).
+    bool note_grant(uint32_t cumulative) {
+        if (!grant_plausible(cumulative)) return false;
         if (static_cast<int32_t>(cumulative - tx_granted) > 0) tx_granted = cumulative;
+        return true;
     }
     bool usable() const { return state == ConnState::kConnected; }
     void set_state(ConnState s);

@@ -1,5 +1,6 @@
 #include "transport/iface.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -18,8 +19,15 @@ rdmx_status_t Iface::open(Device &dev, uint32_t srq_depth, size_t buf_size, uint
     dev_ = &dev;
     const ibv_device_attr &a = dev.attr();
     depth_ = srq_depth;
-    if (a.max_srq_wr > 0 && depth_ > static_cast<uint32_t>(a.max_srq_wr) - 1) depth_ = a.max_srq_wr - 1;
-    if (static_cast<int>(cqe) > a.max_cqe) cqe = static_cast<uint32_t>(a.max_cqe);
+    // The caller sized the queues within these limits (plan_queues): a depth
+    // clamped here would break the credits it promised peers.
+    if ((a.max_srq_wr > 0 && depth_ > static_cast<uint32_t>(a.max_srq_wr) - 1) ||
+        (a.max_cqe > 0 && cqe > static_cast<uint32_t>(a.max_cqe))) {
+        RDMX_ERROR("iface %s: SRQ depth %u / CQ %u entries exceed the device's max_srq_wr %d / max_cqe %d",
+                   dev.name(), depth_, cqe, a.max_srq_wr, a.max_cqe);
+        return RDMX_ERR_INTERNAL;
+    }
+    pending_.reserve(depth_);  // every buffer may wait for a re-post at once: no allocation later
     rdmx_status_t st = recv_.init(dev.pd(), dev.name(), depth_, buf_size, IBV_ACCESS_LOCAL_WRITE);
     if (st != RDMX_OK) return st;
     ibv_comp_channel *ch = nullptr;
@@ -52,24 +60,33 @@ rdmx_status_t Iface::open(Device &dev, uint32_t srq_depth, size_t buf_size, uint
     return arm_limit();
 }
 
+// Posts what waits, oldest first, a batch per call to the device. A failed
+// post keeps every buffer it did not take (the WRs from `bad` on) for the
+// next flush: a receive buffer is never lost.
 rdmx_status_t Iface::flush() {
-    if (npending_ == 0) return RDMX_OK;
-    ibv_sge sge[kBatch];
-    ibv_recv_wr wr[kBatch];
-    for (uint32_t i = 0; i < npending_; ++i) {
-        sge[i] = {reinterpret_cast<uint64_t>(recv_.buf(pending_[i])), static_cast<uint32_t>(recv_.size()),
-                  recv_.lkey()};
-        wr[i] = {};
-        wr[i].wr_id = (kWrRecv << kWrKindShift) | pending_[i];
-        wr[i].sg_list = &sge[i];
-        wr[i].num_sge = 1;
-        wr[i].next = i + 1 < npending_ ? &wr[i + 1] : nullptr;
+    size_t done = 0;
+    int e = 0;
+    while (done < pending_.size() && e == 0) {
+        const uint32_t n = static_cast<uint32_t>(std::min<size_t>(kBatch, pending_.size() - done));
+        ibv_sge sge[kBatch];
+        ibv_recv_wr wr[kBatch];
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint32_t idx = pending_[done + i];
+            sge[i] = {reinterpret_cast<uint64_t>(recv_.buf(idx)), static_cast<uint32_t>(recv_.size()), recv_.lkey()};
+            wr[i] = {};
+            wr[i].wr_id = (kWrRecv << kWrKindShift) | idx;
+            wr[i].sg_list = &sge[i];
+            wr[i].num_sge = 1;
+            wr[i].next = i + 1 < n ? &wr[i + 1] : nullptr;
+        }
+        ibv_recv_wr *bad = nullptr;
+        e = vx::post_srq_recv(srq_.get(), wr, &bad);
+        done += e == 0 ? n : (bad != nullptr ? static_cast<size_t>(bad - wr) : 0);
     }
-    ibv_recv_wr *bad = nullptr;
-    int e = vx::post_srq_recv(srq_.get(), wr, &bad);
-    npending_ = 0;
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
     if (e != 0) {
-        RDMX_ERROR("iface %s: ibv_post_srq_recv failed: %s", dev_->name(), strerror(e));
+        RDMX_ERROR("iface %s: ibv_post_srq_recv failed: %s (%zu receive buffers wait for the next attempt)",
+                   dev_->name(), strerror(e), pending_.size());
         return RDMX_ERR_DEVICE;
     }
     return RDMX_OK;

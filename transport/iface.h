@@ -37,9 +37,10 @@ public:
     char *recv_buf(uint32_t idx) const { return recv_.buf(idx); }
 
     // Queues a receive buffer for re-posting; posts when a batch is full.
+    // (Capacity is the SRQ depth: a buffer is queued at most once.)
     rdmx_status_t repost(uint32_t idx) {
-        pending_[npending_++] = idx;
-        return npending_ == kBatch ? flush() : RDMX_OK;
+        pending_.push_back(idx);
+        return pending_.size() >= kBatch ? flush() : RDMX_OK;
     }
     rdmx_status_t flush();
     // Re-arms the SRQ low watermark after IBV_EVENT_SRQ_LIMIT_REACHED.
@@ -53,8 +54,7 @@ private:
     static constexpr uint32_t kBatch = 16;
     Device *dev_ = nullptr;
     uint32_t depth_ = 0;
-    uint32_t pending_[kBatch] = {};
-    uint32_t npending_ = 0;
+    std::vector<uint32_t> pending_;  // buffers waiting to be re-posted, oldest first
     // Callers of drain_channel may race (caller-mode progress from several threads).
     std::atomic<unsigned> unacked_events_{0};
     // Creation order; destroyed in reverse (SRQ, CQ, channel, then the pool's MR).

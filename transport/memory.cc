@@ -65,4 +65,29 @@ rdmx_status_t Slab::init(ibv_pd *pd, const char *dev, uint32_t count, size_t siz
     return register_memory(pd, dev, base_, bytes_, access, &mr_);
 }
 
+CreditSlots::~CreditSlots() {
+    mrs_.clear();
+    if (base_ != nullptr) munmap(base_, bytes_);
+}
+
+rdmx_status_t CreditSlots::init(ibv_pd *pd, const char *dev, int size, int self) {
+    bytes_ = static_cast<size_t>(size) * kStride;
+    void *p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        RDMX_ERROR("memory: mmap of %zu bytes for credit slots failed: %s", bytes_, strerror(errno));
+        bytes_ = 0;
+        return RDMX_ERR_NO_MEMORY;
+    }
+    base_ = static_cast<char *>(p);  // anonymous: zero-filled
+    mrs_.resize(static_cast<size_t>(size));
+    for (int r = 0; r < size; ++r) {
+        if (r == self) continue;
+        rdmx_status_t st = register_memory(pd, dev, base_ + static_cast<size_t>(r) * kStride, sizeof(uint64_t),
+                                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+                                           &mrs_[static_cast<size_t>(r)]);
+        if (st != RDMX_OK) return st;
+    }
+    return RDMX_OK;
+}
+
 }  // namespace rdmx

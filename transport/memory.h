@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/pool.h"
 #include "transport/handles.h"
@@ -53,6 +54,35 @@ private:
     uint32_t count_ = 0;
     FreeList free_;
     MrHandle mr_;  // declared after the memory it covers: deregistered first
+};
+
+// Credit slots, one per peer, each under a registration of its own that
+// allows REMOTE_WRITE on exactly its 8 bytes: the rkey a peer is given
+// reaches its own slot and no other peer's (one registration over all slots
+// let any peer write the grants any other peer had made). Slots sit a cache
+// line apart; the memory is zeroed, so no grant is read before one is made.
+class CreditSlots {
+public:
+    static constexpr size_t kStride = 64;
+    CreditSlots() = default;
+    CreditSlots(const CreditSlots &) = delete;
+    CreditSlots &operator=(const CreditSlots &) = delete;
+    ~CreditSlots();
+    // Slots for ranks [0, size); every one but `self` registered.
+    rdmx_status_t init(ibv_pd *pd, const char *dev, int size, int self);
+    volatile uint64_t *slot(int peer) const {
+        return reinterpret_cast<volatile uint64_t *>(base_ + static_cast<size_t>(peer) * kStride);
+    }
+    uint64_t addr(int peer) const { return reinterpret_cast<uint64_t>(slot(peer)); }
+    uint32_t rkey(int peer) const {
+        const MrHandle &m = mrs_[static_cast<size_t>(peer)];
+        return m ? m->rkey : 0;
+    }
+
+private:
+    char *base_ = nullptr;
+    size_t bytes_ = 0;
+    std::vector<MrHandle> mrs_;  // deregistered before the memory is unmapped
 };
 
 }  // namespace rdmx

@@ -15,6 +15,7 @@ namespace {
 std::mutex g_inject_mu;
 std::string g_inject_match;
 std::atomic<int> g_inject_err{0};
+int g_inject_times = 0;  // guarded by g_inject_mu
 
 // Normalisers for the four conventions.
 int from_ptr(const void *p) { return p != nullptr ? 0 : (errno != 0 ? errno : ENOMEM); }
@@ -38,6 +39,7 @@ int injected(const char *name) {
     if (g_inject_err.load(std::memory_order_relaxed) == 0) return 0;
     std::lock_guard<std::mutex> g(g_inject_mu);
     if (g_inject_match.empty() || std::strstr(name, g_inject_match.c_str()) == nullptr) return 0;
+    if (--g_inject_times > 0) return g_inject_err.load();
     g_inject_match.clear();
     return g_inject_err.exchange(0);
 }
@@ -48,10 +50,19 @@ int injected(const char *name) {
         if (int e_ = injected(name)) return e_; \
     } while (0)
 
-void inject_failure(const char *fail_match, int err) {
+void inject_failure(const char *fail_match, int err, int times) {
     std::lock_guard<std::mutex> g(g_inject_mu);
     g_inject_match = fail_match ? fail_match : "";
+    g_inject_times = times;
     g_inject_err.store(err);
+}
+
+int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad) {
+    if (int e = injected("post_srq_recv")) {
+        *bad = wr;  // as a real failure of the first WR: nothing posted
+        return e;
+    }
+    return from_ret(ibv_post_srq_recv(srq, wr, bad));
 }
 
 int query_device(ibv_context *c, ibv_device_attr *a) { return from_ret(ibv_query_device(c, a)); }

@@ -9,9 +9,9 @@
 
 namespace rdmx::vx {
 
-// Fault injection for tests: when set to an errno, the next wrapped call
-// whose name contains `fail_match` fails with it (once).
-void inject_failure(const char *fail_match, int err);
+// Fault injection for tests: when set to an errno, the next `times` wrapped
+// calls whose name contains `fail_match` fail with it.
+void inject_failure(const char *fail_match, int err, int times = 1);
 // Fault injection for tests: queues a synthetic async event that the next
 // get_async_event on ctx returns before any real one. Its ack is swallowed
 // (acking an event the library never reported would unbalance the counts
@@ -42,7 +42,8 @@ inline int poll_cq(ibv_cq *cq, int n, ibv_wc *wc) {
 int create_srq(ibv_pd *pd, ibv_srq_init_attr *attr, ibv_srq **out);
 int destroy_srq(ibv_srq *srq);
 int arm_srq_limit(ibv_srq *srq, unsigned limit);
-inline int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad) { return ibv_post_srq_recv(srq, wr, bad); }
+// Not inline, so tests can fail it (once per batch of receives: cheap).
+int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad);
 inline int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) { return ibv_post_send(qp, wr, bad); }
 int get_async_event(ibv_context *ctx, ibv_async_event *ev);
 void ack_async_event(ibv_async_event *ev);

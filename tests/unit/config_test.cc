@@ -78,7 +78,7 @@ const char *const kVars[] = {"RDMX_DEVICE",       "RDMX_IFADDR",        "RDMX_EA
                              "RDMX_PEER_TIMEOUT", "RDMX_SPIN_US",       "RDMX_RNDV_READS",
                              "RDMX_RNDV_CHUNK",   "RDMX_RCACHE",        "RDMX_RCACHE_MAX",
                              "RDMX_RCACHE_MAX_REGIONS", "RDMX_RNDV_PROTO",
-                             "RDMX_RNDV_WINDOWS", "RDMX_BOOTSTRAP"};
+                             "RDMX_RNDV_WINDOWS", "RDMX_UNEXPECTED_MAX", "RDMX_BOOTSTRAP"};
 
 // Clears every RDMX_* variable for the test and restores them after.
 class ConfigLoadTest : public ::testing::Test {
@@ -357,6 +357,60 @@ TEST_F(ConfigLoadTest, RendezvousTuningIsValidated) {
         EXPECT_EQ(d.load(nullptr), RDMX_ERR_INVALID_ARG) << var << "=" << bad;
         unsetenv(var);
     }
+}
+
+TEST_F(ConfigLoadTest, UnexpectedMaxIsABoundOnEntries) {
+    Config c;
+    ASSERT_EQ(c.load(nullptr), RDMX_OK);
+    EXPECT_EQ(c.unexpected_max, 65536u);
+    setenv("RDMX_UNEXPECTED_MAX", "1k", 1);
+    Config d;
+    ASSERT_EQ(d.load(nullptr), RDMX_OK);
+    EXPECT_EQ(d.unexpected_max, 1024u);
+    setenv("RDMX_UNEXPECTED_MAX", "0", 1);
+    Config e;
+    EXPECT_EQ(e.load(nullptr), RDMX_ERR_INVALID_ARG);
+}
+
+// Every credit promised has a receive buffer behind it within what the
+// device gives (the old sizing promised 8 credits to each of 200 peers, 1,816
+// buffers, and the SRQ was then clamped to 999), and the CQ holds every
+// receive and send that can be outstanding; a job the device cannot hold
+// names the limit instead.
+TEST(PlanQueues, CreditsFitTheDeviceLimits) {
+    using rdmx::plan_queues;
+    for (uint32_t npeers : {1u, 7u, 63u, 200u, 1000u, 5000u})
+        for (uint32_t max_srq : {0u, 1000u, 16384u, 1u << 20})
+            for (uint32_t max_cqe : {0u, 32767u, 4u << 20}) {
+                rdmx::QueuePlan q = plan_queues(npeers, 512, 64, max_srq, max_cqe, 16384);
+                SCOPED_TRACE(testing::Message() << npeers << " peers, max_srq_wr " << max_srq << ", max_cqe "
+                                                << max_cqe);
+                if (q.limit != nullptr) {
+                    EXPECT_GT(q.need, 0u);
+                    continue;
+                }
+                EXPECT_GE(q.credits, rdmx::kMinCredits);
+                EXPECT_LE(q.credits, 64u);
+                EXPECT_GE(uint64_t{q.srq_depth}, uint64_t{q.credits} * npeers + 16 + npeers);
+                if (max_srq != 0) {
+                    EXPECT_LE(q.srq_depth, max_srq - 1);
+                }
+                EXPECT_GE(q.sq_depth, rdmx::kMinSqDepth);
+                EXPECT_EQ(q.sq_depth & (q.sq_depth - 1), 0u);
+                EXPECT_EQ(uint64_t{q.cqe}, uint64_t{q.srq_depth} + uint64_t{npeers} * q.sq_depth + 64);
+                if (max_cqe != 0) {
+                    EXPECT_LE(q.cqe, max_cqe);
+                }
+            }
+    rdmx::QueuePlan q = plan_queues(200, 512, 64, 1000, 0, 0);
+    ASSERT_EQ(q.limit, nullptr);
+    EXPECT_EQ(q.credits, 3u);  // (999 - 216) / 200
+    EXPECT_STREQ(plan_queues(1000, 512, 64, 1000, 0, 0).limit, "max_srq_wr");
+    EXPECT_STREQ(plan_queues(1000, 512, 64, 0, 32767, 0).limit, "max_cqe");
+    q = plan_queues(7, 512, 64, 0, 0, 0);  // no limits: as before (64 credits, SRQ 512, 128-deep SQs)
+    EXPECT_EQ(q.credits, 64u);
+    EXPECT_EQ(q.srq_depth, 512u);
+    EXPECT_EQ(q.sq_depth, 128u);
 }
 
 namespace rdmx {

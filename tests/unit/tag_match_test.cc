@@ -361,3 +361,39 @@ TEST_F(TagMatchTest, RandomOperationsAgreeWithReferenceModel) {
 }
 
 }  // namespace
+
+namespace {
+
+// Tags a peer picked to share one bucket of an unkeyed matcher spread over
+// many under a keyed one: matching stays O(1) for a hostile tag set.
+TEST(TagMatchHash, KeyedBucketsCannotBeAimedAt) {
+    auto plain = std::make_unique<TagMatcher>();
+    std::vector<int> aimed;
+    const size_t target = plain->bucket_index(bits(0, 1, 0));
+    for (int tag = 0; aimed.size() < 64 && tag < (1 << 24); ++tag)
+        if (plain->bucket_index(bits(0, 1, tag)) == target) aimed.push_back(tag);
+    ASSERT_EQ(aimed.size(), 64u);
+    auto keyed = std::make_unique<TagMatcher>();
+    keyed->set_hash_key(0x5eed5eed12345678ull);
+    std::vector<size_t> seen;
+    for (int tag : aimed) seen.push_back(keyed->bucket_index(bits(0, 1, tag)));
+    std::sort(seen.begin(), seen.end());
+    size_t distinct = static_cast<size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
+    EXPECT_GT(distinct, 48u);  // 64 random draws from 1,024 buckets: about 62 distinct
+}
+
+TEST_F(TagMatchTest, RemoveUnexpectedIfTakesOnePeersMessages) {
+    arrive(0, 1, 5, 1);
+    arrive(0, 2, 5, 2);
+    arrive(1, 1, 6, 3);
+    arrive(0, 1, 7, 4);
+    std::vector<int> gone;
+    m->remove_unexpected_if([](const UnexpEntry *u) { return u->bits.source == 1; },
+                            [&](UnexpEntry *u) { gone.push_back(id_of(u)); });
+    EXPECT_EQ(gone, (std::vector<int>{1, 4, 3}));  // per space, oldest first
+    EXPECT_EQ(m->unexpected_count(), 1u);
+    EXPECT_EQ(take(0, kAnySource, kAnyTag), 2);
+    EXPECT_EQ(take(0, 1, 5), -1);
+}
+
+}  // namespace

@@ -16,6 +16,7 @@
 
 #include "fault_util.h"
 #include "protocols/fault_inject.h"
+#include "transport/verbs_shim.h"
 
 namespace {
 
@@ -124,6 +125,37 @@ void t_async(rdmx_context_h ctx, int me, int np, double bound) {
     }
 }
 
+// Every rank's next four SRQ re-posts fail (ENOMEM) while all pairs
+// exchange 300 small messages each way: the buffers of a failed post must be
+// posted later, not lost (4 x 16 lost would leave the 34-deep SRQ empty and
+// every sender stalled on RNR).
+void t_srqpost(rdmx_context_h ctx, int me, int np) {
+    rdmx::vx::inject_failure("post_srq_recv", ENOMEM, 4);
+    constexpr int kMsgs = 300;
+    std::vector<int> in(static_cast<size_t>(np) * kMsgs, -1), out(static_cast<size_t>(kMsgs));
+    std::vector<rdmx_request_h> reqs;
+    for (int p = 0; p < np; ++p) {
+        if (p == me) continue;
+        for (int i = 0; i < kMsgs; ++i) {
+            reqs.emplace_back();
+            RT_OK(rdmx_irecv(ctx, &in[static_cast<size_t>(p * kMsgs + i)], 4, p, 30, &reqs.back()));
+        }
+    }
+    for (int i = 0; i < kMsgs; ++i) out[static_cast<size_t>(i)] = me * 100000 + i;
+    for (int p = 0; p < np; ++p) {
+        if (p == me) continue;
+        for (int i = 0; i < kMsgs; ++i) {
+            reqs.emplace_back();
+            RT_OK(rdmx_isend(ctx, &out[static_cast<size_t>(i)], 4, p, 30, &reqs.back()));
+        }
+    }
+    for (rdmx_request_h &r : reqs) RT_OK(rt::wait_bounded(&r, 30, "an exchange after failed SRQ posts"));
+    for (int p = 0; p < np; ++p)
+        for (int i = 0; p != me && i < kMsgs; ++i)
+            RT_CHECK(in[static_cast<size_t>(p * kMsgs + i)] == p * 100000 + i, "from %d message %d: %d", p, i,
+                     in[static_cast<size_t>(p * kMsgs + i)]);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -140,6 +172,7 @@ int main(int argc, char **argv) {
         RT_CHECK(np == 5, "async needs 5 ranks");
         t_async(ctx, me, np, 20.0);
     }
+    else if (which == "srqpost") t_srqpost(ctx, me, np);
     else RT_CHECK(false, "unknown case %s", which.c_str());
     RT_OK(rdmx_finalize(ctx));
     std::printf("fault %s: rank %d survived OK\n", which.c_str(), me);

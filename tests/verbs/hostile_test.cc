@@ -12,7 +12,16 @@
 //      disagree with the header, wrap around the address space or carry an
 //      rkey the forger never registered, and a CTS that asks to write more
 //      than the message rank i really offered it): rank i must see its
-//      connection to the forger closed (RDMX_ERR_PROTOCOL) and nothing else.
+//      connection to the forger closed (RDMX_ERR_PROTOCOL) and nothing else;
+//   3. or, for cases 13-18 (attack() below), attacks rank i's flow control: it
+//      sends past its credits while the victim holds its buffers, writes the
+//      victim's credit slot for another rank, grants itself 2^31 credits,
+//      RDMA-WRITEs with immediate into the victim's shared receive queue, and
+//      floods zero-length messages and RTSs within its credits until the
+//      victim's unexpected-entry bound holds its credits back, then sends
+//      past the grant: each victim closes the forger (a refused write to
+//      another rank's slot breaks the forger's own connection instead) and
+//      nobody else.
 // The rdmx ranks then exchange among themselves, undisturbed, and finalize.
 //
 //   hostile_test [FIRST]    (FIRST: the case rdmx rank 0 gets, default 0)
@@ -23,6 +32,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -48,9 +58,23 @@ int gather(const void *in, void *out, size_t len, void *) {
     return MPI_Allgather(in, static_cast<int>(len), MPI_BYTE, out, static_cast<int>(len), MPI_BYTE, MPI_COMM_WORLD);
 }
 
-constexpr int kCases = 13;
+constexpr int kCases = 19;
 constexpr int kCaseCtsTooLong = 11;  // the one case where rank i first sends to the forger
-constexpr int kTagForged = 5, kTagOffer = 6;
+// Flow-control attacks (run_attack): the victim sees its connection to the
+// forger closed; the forger checks what the victim's hardware refused.
+constexpr int kCaseOverrun = 13;      // more messages than granted, the victim holding their buffers
+constexpr int kCaseForeignSlot = 14;  // RDMA WRITE into the victim's credit slot of another rank
+constexpr int kCaseAbsurdGrant = 15;  // its own slot: 2^31 credits the victim never had
+constexpr int kCaseWriteImm = 16;     // RDMA WRITE with immediate: consumes a shared receive
+constexpr int kCaseZeroFlood = 17;    // zero-length messages within credits, never received
+constexpr int kCaseRtsFlood = 18;     // RTSs within credits, never received
+constexpr int kFirstAttack = kCaseOverrun;
+constexpr int kTagForged = 5, kTagOffer = 6, kTagGo = 7, kTagFlood = 8;
+constexpr size_t kFloodEntries = 128;   // RDMX_UNEXPECTED_MAX of the flood victims
+constexpr int kFloodCap = 2048;         // no back-pressure by then: the victim's heap grows without bound
+// A victim's wait for the forger's attack: the forger serves the victims in
+// rank order, a flood taking several seconds under emulation.
+constexpr double kDeadlineS = 60, kDeadlinePerRankS = 20;
 int first_case = 0;
 int case_of(int rank) { return (first_case + rank) % kCases; }
 
@@ -61,7 +85,15 @@ struct Forger {
     ibv_pd *pd = nullptr;
     ibv_cq *cq = nullptr;
     std::vector<rdma_cm_id *> conns;   // by rdmx rank
+    struct Granted {                   // what rank i's connect request told us
+        uint32_t credits = 0;          // messages it lets us send before it grants more
+        uint64_t slot = 0;             // where we may RDMA-WRITE our grants to it
+        uint32_t rkey = 0;
+    };
+    std::vector<Granted> granted;      // by rdmx rank
+    std::vector<uint32_t> seq;         // next message sequence number, by rdmx rank
     static constexpr size_t kSlot = 256;             // receive slot per rdmx rank, after the send staging area
+    static constexpr size_t kGrants = 4096 - 64;     // rank i's credit grants to us land at kGrants + 8 i
     std::vector<char> buf = std::vector<char>(4096 + 64 * kSlot);
     std::vector<ibv_wc> arrived;                      // receive completions seen while waiting for sends
     ibv_mr *mr = nullptr;
@@ -98,12 +130,15 @@ struct Forger {
         ibv_qp_init_attr qa{};
         qa.send_cq = qa.recv_cq = cq;
         qa.qp_type = IBV_QPT_RC;
-        qa.cap.max_send_wr = qa.cap.max_recv_wr = 16;
+        qa.cap.max_send_wr = 128;  // a burst past the grant goes out at once (burst())
+        qa.cap.max_recv_wr = 16;
         qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
         RT_CHECK(rdma_create_qp(id, pd, &qa) == 0, "forger: rdma_create_qp: %s", strerror(errno));
     }
     void accept_all(int nrdmx) {
         conns.assign(static_cast<size_t>(nrdmx), nullptr);
+        granted.assign(static_cast<size_t>(nrdmx), Granted{});
+        seq.assign(static_cast<size_t>(nrdmx), 0);
         int established = 0;
         while (established < nrdmx) {
             rdma_cm_event *ev = next_event(60000);
@@ -112,12 +147,13 @@ struct Forger {
                 w::ConnectPriv cp{};
                 RT_CHECK(w::decode_connect(ev->param.conn.private_data, ev->param.conn.private_data_len, &cp) ==
                              w::DecodeError::kOk, "forger: bad connect private data");
-                RT_CHECK(cp.src_rank < conns.size() && cp.src_rank < 64, "forger: connect from rank %u", cp.src_rank);
+                RT_CHECK(cp.src_rank < conns.size() && cp.src_rank < 8, "forger: connect from rank %u", cp.src_rank);
                 make_qp(ev->id);
                 conns[cp.src_rank] = ev->id;
+                granted[cp.src_rank] = {cp.credits, cp.credit_addr, cp.credit_rkey};
                 post_recv(cp.src_rank);
                 w::AcceptPriv ap{w::kMagic, w::kVersion, sizeof(ap), key, static_cast<uint32_t>(me), 64,
-                                 reinterpret_cast<uint64_t>(buf.data() + 4096 - 64), mr->rkey, 0};  // credits land clear of the staging area
+                                 reinterpret_cast<uint64_t>(grant_slot(cp.src_rank)), mr->rkey, 0};  // clear of the staging area
                 rdma_conn_param p{};
                 p.private_data = &ap;
                 p.private_data_len = sizeof(ap);
@@ -200,6 +236,84 @@ struct Forger {
                                "a forged send");
         RT_CHECK(wc.status == IBV_WC_SUCCESS, "forger: send to rank %d: %s", rank, ibv_wc_status_str(wc.status));
     }
+    volatile uint64_t *grant_slot(uint32_t rank) {
+        return reinterpret_cast<volatile uint64_t *>(buf.data() + kGrants + 8 * rank);
+    }
+    // Posts one signalled work request to `rank`; returns its completion status.
+    ibv_wc_status post_wait(int rank, ibv_send_wr *wr, const char *what) {
+        wr->send_flags |= IBV_SEND_SIGNALED;
+        ibv_send_wr *bad = nullptr;
+        ibv_qp *qp = conns[static_cast<size_t>(rank)]->qp;
+        RT_CHECK(ibv_post_send(qp, wr, &bad) == 0, "forger: post %s", what);
+        // Only this QP's: a QP closed earlier flushes its posted receive.
+        return poll_until([qp](const ibv_wc &c) {
+            return c.qp_num == qp->qp_num && ((c.opcode & IBV_WC_RECV) == 0 || c.status != IBV_WC_SUCCESS);
+        }, what).status;
+    }
+    // One message to `rank` with the next sequence number; its completion status.
+    ibv_wc_status send_next(int rank, w::MsgHdr h, const std::vector<char> &body) {
+        h.seq = seq[static_cast<size_t>(rank)]++;
+        std::memcpy(buf.data(), &h, sizeof(h));
+        if (!body.empty()) std::memcpy(buf.data() + sizeof(h), body.data(), body.size());
+        ibv_sge sge{reinterpret_cast<uint64_t>(buf.data()), static_cast<uint32_t>(sizeof(h) + body.size()), mr->lkey};
+        ibv_send_wr wr{};
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_SEND;
+        return post_wait(rank, &wr, "a SEND");
+    }
+    // `count` messages to `rank` posted at once, none awaited: the victim
+    // closes the connection partway, and Soft-RoCE may retransmit what
+    // follows into the closed QP for ever instead of failing it.
+    void burst(int rank, w::MsgHdr h, const std::vector<char> &body, uint32_t count) {
+        const size_t stride = (sizeof(h) + body.size() + 7) & ~size_t{7};
+        RT_CHECK(count <= 120 && count * stride <= kGrants, "forger: burst too large");
+        for (uint32_t i = 0; i < count; ++i) {
+            char *b = buf.data() + i * stride;
+            h.seq = seq[static_cast<size_t>(rank)]++;
+            std::memcpy(b, &h, sizeof(h));
+            if (!body.empty()) std::memcpy(b + sizeof(h), body.data(), body.size());
+            ibv_sge sge{reinterpret_cast<uint64_t>(b), static_cast<uint32_t>(sizeof(h) + body.size()), mr->lkey};
+            ibv_send_wr wr{}, *bad = nullptr;
+            wr.sg_list = &sge;
+            wr.num_sge = 1;
+            wr.opcode = IBV_WR_SEND;
+            RT_CHECK(ibv_post_send(conns[static_cast<size_t>(rank)]->qp, &wr, &bad) == 0, "forger: burst post");
+        }
+    }
+    // An 8-byte RDMA WRITE (with immediate if `imm`) of `value` to `addr` at `rank`.
+    ibv_wc_status write_word(int rank, uint64_t addr, uint32_t rkey, uint64_t value, bool imm) {
+        std::memcpy(buf.data(), &value, 8);
+        ibv_sge sge{reinterpret_cast<uint64_t>(buf.data()), 8, mr->lkey};
+        ibv_send_wr wr{};
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = imm ? IBV_WR_RDMA_WRITE_WITH_IMM : IBV_WR_RDMA_WRITE;
+        wr.imm_data = htonl(0x1234);
+        wr.wr.rdma.remote_addr = addr;
+        wr.wr.rdma.rkey = rkey;
+        return post_wait(rank, &wr, "an RDMA WRITE");
+    }
+    // Sends `h`+`body` to `rank` as long as its grants allow; returns how
+    // many went before it stopped granting (kFloodCap: it never did).
+    int flood(int rank, const w::MsgHdr &h, const std::vector<char> &body) {
+        const size_t r = static_cast<size_t>(rank);
+        uint32_t limit = granted[r].credits;  // cumulative: messages we may have sent in all
+        int sent = 0;
+        auto still = std::chrono::steady_clock::now();
+        while (sent < kFloodCap) {
+            const uint32_t g = static_cast<uint32_t>(*grant_slot(static_cast<uint32_t>(rank)));
+            if (static_cast<int32_t>(g - limit) > 0) limit = g;
+            if (static_cast<int32_t>(limit - seq[r]) > 0) {
+                RT_CHECK(send_next(rank, h, body) == IBV_WC_SUCCESS, "forger: flood of rank %d broke", rank);
+                ++sent;
+                still = std::chrono::steady_clock::now();
+            } else if (std::chrono::steady_clock::now() - still > std::chrono::seconds(3)) {
+                return sent;  // out of credits and none came back: back-pressure
+            }
+        }
+        return sent;
+    }
     // The RTS rank `rank` sends for its offer; its header and descriptor.
     void wait_rts(int rank, w::MsgHdr *h, w::RndvDesc *d) {
         const uint32_t qpn = conns[static_cast<size_t>(rank)]->qp->qp_num;
@@ -264,6 +378,69 @@ void malformed(int c, const Forger &f, const w::MsgHdr &offer, const w::RndvDesc
     out->insert(out->end(), body.begin(), body.end());
 }
 
+// Flow-control attack `c` on rdmx rank `r` (one of n rdmx ranks); returns
+// 1 when the victim's side let through what it must refuse.
+int attack(Forger &f, int r, int n, int c) {
+    using T = w::MsgType;
+    const size_t ri = static_cast<size_t>(r);
+    const Forger::Granted &g = f.granted[ri];
+    w::MsgHdr h{w::kVersion, static_cast<uint8_t>(T::kEager), 0, 0, kTagFlood, 64, 0, 8, 0};
+    std::vector<char> body(8, 'f');
+    bool ok = true;
+    const char *what = "";
+    switch (c) {
+    case kCaseOverrun: {  // credits + 4 eager messages, no grant awaited: the victim holds every buffer
+        what = "credit overrun";
+        f.burst(r, h, body, g.credits + 4);
+        break;
+    }
+    case kCaseForeignSlot: {  // the slot rank r keeps for rank p, where one registration covered all slots
+        what = "write to another rank's credit slot";
+        const int p = (r + 1) % n;
+        const uint64_t addr = g.slot - 8ull * static_cast<uint64_t>(f.me - p);
+        ibv_wc_status st = f.write_word(r, addr, g.rkey, 0x7fffffff, false);
+        ok = st == IBV_WC_REM_ACCESS_ERR;
+        std::printf("forger: rank %d's credit slot for rank %d: %s\n", r, p, ibv_wc_status_str(st));
+        rdma_disconnect(f.conns[ri]);  // our QP is in error now: tell rank r
+        break;
+    }
+    case kCaseAbsurdGrant: {  // its own slot: 2^31 credits, then a message that says "send to me"
+        what = "absurd grant";
+        RT_CHECK(f.write_word(r, g.slot, g.rkey, 0x7fffffff, false) == IBV_WC_SUCCESS, "forger: grant write");
+        h.tag = kTagGo;
+        h.length = 0;
+        RT_CHECK(f.send_next(r, h, {}) == IBV_WC_SUCCESS, "forger: go");
+        break;
+    }
+    case kCaseWriteImm:  // a legal write to its own slot, but with an immediate: it takes a shared receive
+        what = "RDMA WRITE with immediate";
+        (void)f.write_word(r, g.slot, g.rkey, 0, true);
+        break;
+    case kCaseZeroFlood:
+    case kCaseRtsFlood: {
+        what = c == kCaseZeroFlood ? "zero-length flood" : "RTS flood";
+        h.length = 0;
+        body.clear();
+        if (c == kCaseRtsFlood) {
+            h.type = static_cast<uint8_t>(T::kRts);
+            h.length = 100000;
+            append(&body, w::RndvDesc{reinterpret_cast<uint64_t>(f.buf.data()), 100000, f.mr->rkey, 0});
+        }
+        int sent = f.flood(r, h, body);
+        ok = sent < kFloodCap;
+        std::printf("forger: %s of rank %d: %d messages within credits, then %s\n", what, r, sent,
+                    ok ? "back-pressure" : "still granting");
+        // Past the grant: rank r writes its grants back once half a window
+        // is owed, so half a window more and one surely overruns it.
+        f.burst(r, h, body, g.credits / 2 + 1);
+        break;
+    }
+    default: RT_CHECK(false, "no attack %d", c);
+    }
+    if (!ok) std::printf("forger: %s on rank %d: WRONG (let through)\n", what, r);
+    return ok ? 0 : 1;
+}
+
 int run_forger(int me, int np) {
     Forger f;
     f.me = me;
@@ -312,6 +489,10 @@ int run_forger(int me, int np) {
                     got < 0 ? "no rdmx reason" : w::reject_reason_name(static_cast<R>(got)));
     }
     for (int r = 0; r < np - 1; ++r) {
+        if (case_of(r) >= kFirstAttack) {
+            bad += attack(f, r, np - 1, case_of(r));
+            continue;
+        }
         w::MsgHdr offer{};
         w::RndvDesc offer_desc{};
         if (case_of(r) == kCaseCtsTooLong) f.wait_rts(r, &offer, &offer_desc);
@@ -323,22 +504,48 @@ int run_forger(int me, int np) {
     return bad;
 }
 
+// rdmx_wait with a deadline: an attack let through must fail the test, not hang it.
+rdmx_status_t wait_bounded(rdmx_request_h *r, const char *what) {
+    const double secs = kDeadlineS + kDeadlinePerRankS * rt::g_rank;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(secs);
+    for (;;) {
+        int done = 0;
+        rdmx_status_t st = rdmx_test(r, &done, nullptr);
+        if (done) return st;
+        RT_CHECK(std::chrono::steady_clock::now() < until, "case %d: %s not complete after %.0f s", case_of(rt::g_rank),
+                 what, secs);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+}
+
 int run_rdmx(int me, int np) {
+    const int c = case_of(me);
     rdmx_config_t cfg;
     rdmx_config_init(&cfg);
     cfg.allgather = gather;
     cfg.rank = me;
     cfg.size = np;
+    if (c == kCaseOverrun) cfg.unexpected_limit = 1;  // every 8-byte message keeps its receive buffer
+    if (c == kCaseZeroFlood || c == kCaseRtsFlood)
+        setenv("RDMX_UNEXPECTED_MAX", std::to_string(kFloodEntries).c_str(), 1);
     rdmx_context_h ctx = nullptr;
     rdmx_status_t st = rdmx_init(&cfg, &ctx);
     if (st == RDMX_ERR_NO_DEVICE) return 77;
     RT_CHECK(st == RDMX_OK, "rdmx_init: %s", rdmx_strerror(st));
     MPI_Barrier(MPI_COMM_WORLD);
     const int forger = np - 1;
-    const int c = case_of(me);
     char sink[64];
     rdmx_request_h r;
     st = rdmx_irecv(ctx, sink, sizeof(sink), forger, kTagForged, &r);
+    if (c == kCaseAbsurdGrant) {  // the forger granted itself plenty, then asks for a message
+        rdmx_request_h go = nullptr, s = nullptr;
+        RT_OK(rdmx_irecv(ctx, sink, sizeof(sink), forger, kTagGo, &go));
+        RT_OK(wait_bounded(&go, "the forger's go"));
+        int x = me;
+        RT_OK(rdmx_isend(ctx, &x, sizeof(x), forger, kTagOffer, &s));
+        rdmx_status_t ss = wait_bounded(&s, "the send after an absurd grant");
+        RT_CHECK(ss == RDMX_ERR_PROTOCOL, "case %d: send to the forger ended with %d (%s)", c, ss, rdmx_strerror(ss));
+    }
     if (c == kCaseCtsTooLong) {  // a rendezvous-sized offer the forger answers with a CTS that asks for more
         std::vector<char> offer(256 * 1024, 'o');
         rdmx_request_h s = nullptr;
@@ -346,9 +553,10 @@ int run_rdmx(int me, int np) {
         rdmx_status_t ss = rdmx_wait(&s, nullptr);
         RT_CHECK(ss == RDMX_ERR_PROTOCOL, "case %d: send to the forger ended with %d (%s)", c, ss, rdmx_strerror(ss));
     }
-    if (st == RDMX_OK) st = rdmx_wait(&r, nullptr);
-    RT_CHECK(st == RDMX_ERR_PROTOCOL, "case %d: receive from the forger ended with %d (%s)", c, st,
-             rdmx_strerror(st));
+    if (st == RDMX_OK) st = wait_bounded(&r, "the receive from the forger");
+    // A write the forger's own QP had refused reaches us as its disconnect.
+    const bool closed = st == RDMX_ERR_PROTOCOL || (c == kCaseForeignSlot && st == RDMX_ERR_PEER_LOST);
+    RT_CHECK(closed, "case %d: receive from the forger ended with %d (%s)", c, st, rdmx_strerror(st));
     const int n = np - 1;  // the rdmx ranks, undisturbed
     for (int p = 1; p < n; ++p) {
         int to = (me + p) % n, from = (me - p + n) % n, got = -1;
@@ -375,6 +583,7 @@ int main(int argc, char **argv) {
     RT_CHECK(np >= 3, "needs at least 3 processes");
     if (argc > 1) first_case = std::atoi(argv[1]);
     RT_CHECK(first_case >= 0 && first_case < kCases, "FIRST must be 0..%d", kCases - 1);
+    RT_CHECK(np - 1 <= kCases, "at most %d rdmx ranks (one case each)", kCases);
     int rc = me == np - 1 ? run_forger(me, np) : run_rdmx(me, np);
     int worst = 0;
     MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -1,8 +1,10 @@
 // Point-to-point over real verbs, under mpirun: p2p_test <case> [args].
 // Cases: mesh, sizes, order, truncate, probe, cancel, flood, threads, corrupt, overlap.
+#include <malloc.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -172,7 +174,19 @@ long rss_kib() {
     return ru.ru_maxrss;
 }
 
-// Everyone floods rank 0, which sleeps before posting any receive.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kHeapMeaningful = false;  // the sanitizers' allocators do not report to mallinfo2
+#else
+constexpr bool kHeapMeaningful = true;
+#endif
+
+long heap_kib() { return static_cast<long>(mallinfo2().uordblks / 1024); }
+
+// Everyone floods rank 0, which sleeps before posting any receive: the heap
+// its unexpected queue takes (sampled every 10 ms while it sleeps) must stay
+// within RDMX_UNEXPECTED_MAX entries (half a KiB each is generous: about 200
+// bytes are used) plus 256 KiB, however many messages wait. (Measured in the
+// emulated guest with 256 entries: 65 KiB; with no entry bound, 1,261 KiB.)
 void t_flood(int count, int sleep_s) {
     if (me != 0) {
         std::vector<uint64_t> v(static_cast<size_t>(count));
@@ -183,7 +197,13 @@ void t_flood(int count, int sleep_s) {
         return;
     }
     long before = rss_kib();
-    std::this_thread::sleep_for(std::chrono::seconds(sleep_s));
+    const long heap0 = heap_kib();
+    long heap_peak = heap0;
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(sleep_s);
+         std::chrono::steady_clock::now() < until;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        heap_peak = std::max(heap_peak, heap_kib());
+    }
     std::vector<int> next(static_cast<size_t>(np), 0);
     for (int i = 0; i < count * (np - 1); ++i) {
         uint64_t x = 0;
@@ -194,8 +214,15 @@ void t_flood(int count, int sleep_s) {
                  "from %d expected #%d got 0x%llx", s, next[static_cast<size_t>(s)], static_cast<unsigned long long>(x));
         ++next[static_cast<size_t>(s)];
     }
-    std::printf("flood: %d messages from %d senders in order; max RSS %ld KiB before, %ld KiB after\n",
-                count * (np - 1), np - 1, before, rss_kib());
+    const char *max = std::getenv("RDMX_UNEXPECTED_MAX");
+    const long entries = max != nullptr ? std::atol(max) : 65536;
+    const long allowed = entries / 2 + 256;
+    std::printf("flood: %d messages from %d senders in order; max RSS %ld KiB before, %ld KiB after; heap grew by "
+                "%ld KiB at most while they waited (%ld KiB allowed for %ld unexpected entries)\n", count * (np - 1),
+                np - 1, before, rss_kib(), heap_peak - heap0, allowed, entries);
+    RT_CHECK(!kHeapMeaningful || heap_peak - heap0 <= allowed,
+             "the unexpected queue grew the heap by %ld KiB (bound %ld KiB for %ld entries)", heap_peak - heap0,
+             allowed, entries);
 }
 
 // Four threads per rank exchange on distinct tags at once.
