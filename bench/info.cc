@@ -91,7 +91,32 @@ void port_info(Out &o, ibv_context *ctx, int p) {
     o.close('}');
 }
 
-void device_info(Out &o, ibv_device *dev) {
+// What a rendezvous exposes on this device with this configuration: to
+// whom, with which access, and for how long (docs/reliability.md,
+// "Exposure"). Mirrors rndv_setup: the cache may still be off at run time
+// when the memory hooks cannot be installed (sanitizer runtimes), which
+// narrows the exposure to the third case.
+std::string rndv_exposure(const rdmx::Config &c, const ibv_device_attr &a) {
+    using P = rdmx::Config::RndvProto;
+    const bool soft = a.vendor_id == 0xffffff;
+    const bool put = c.rndv_proto == P::kPut || (c.rndv_proto == P::kAuto && soft);
+    const bool mw2 = (a.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) != 0;
+    const bool windows = c.rcache != 0 && c.rndv_windows == 1 && mw2;
+    std::string who = put ? "put: the receiver's buffer, REMOTE_WRITE only, to the sending peer"
+                          : "get: the sender's message, REMOTE_READ only, to the receiving peer";
+    if (windows)
+        return who + "; through a type 2 memory window over exactly the message's bytes, usable by that peer's QP "
+                     "only, invalidated before the operation completes";
+    if (c.rcache != 0)
+        return who + "; through the cached registration: whole pages, merged with overlapping cached " +
+               (put ? "receives" : "sends") + ", usable by any connected peer that knows the rkey (one protection "
+               "domain) until the region is evicted or its memory freed, not revoked at completion" +
+               (c.rndv_windows == 1 && !mw2 ? " (RDMX_RNDV_WINDOWS=1 but the device has no type 2 windows)" : "");
+    return who + "; registered over exactly the message's bytes for the transfer, deregistered when it ends "
+                 "(usable meanwhile by any connected peer that knows the rkey)";
+}
+
+void device_info(Out &o, ibv_device *dev, const rdmx::Config &cfg) {
     ibv_context *ctx = ibv_open_device(dev);
     if (ctx == nullptr) return;
     ibv_device_attr a{};
@@ -108,6 +133,7 @@ void device_info(Out &o, ibv_device *dev) {
         o.kv("max_qp_init_rd_atom", std::to_string(a.max_qp_init_rd_atom), false);
         o.kv("numa_node", std::to_string(rdmx::device_numa_node(ibv_get_device_name(dev))), false);
         o.kv("progress_thread", rdmx::describe_progress_placement(ibv_get_device_name(dev)));
+        o.kv("rndv_exposure", rndv_exposure(cfg, a));
         o.open("ports", '[');
         for (int p = 1; p <= a.phys_port_cnt; ++p) port_info(o, ctx, p);
         o.close(']');
@@ -209,7 +235,7 @@ int main(int argc, char **argv) {
     ibv_device **list = ibv_get_device_list(&n);
     o.open("devices", '[');
     if (n == 0 && !o.json) std::printf("  (no RDMA devices: is the driver (rdma_rxe, mlx5_ib, ...) loaded?)\n");
-    for (int d = 0; d < n; ++d) device_info(o, list[d]);
+    for (int d = 0; d < n; ++d) device_info(o, list[d], cfg);
     o.close(']');
     limits_info(o);
     rdmx::DeviceChoice choice;

@@ -78,6 +78,7 @@ extern "C" rdmx_status_t rdmx_allgather(rdmx_context_h ctx, const void *sendbuf,
         a.buffer("recvbuf", recvbuf, total);
         a.disjoint("sendbuf", sendbuf, len, "recvbuf", recvbuf, total);
         if (!a.ok()) return a.status();
+        if (rdmx_status_t st = agree(c, "rdmx_allgather", Signature{Kind::Allgather, len, -1, -1, -1}); st != RDMX_OK) return st;
         if (len == 0) return RDMX_OK;
         auto *out = static_cast<std::byte *>(recvbuf);
         // In place: our block is already at recvbuf + rank * len.

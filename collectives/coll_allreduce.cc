@@ -75,6 +75,7 @@ extern "C" rdmx_status_t rdmx_allreduce(rdmx_context_h ctx, const void *sendbuf,
         a.buffer("recvbuf", recvbuf, bytes);
         a.disjoint("sendbuf", sendbuf, bytes, "recvbuf", recvbuf, bytes);
         if (!a.ok()) return a.status();
+        if (rdmx_status_t st = agree(c, "rdmx_allreduce", Signature{Kind::Allreduce, bytes, static_cast<int>(dt), static_cast<int>(op), -1}); st != RDMX_OK) return st;
         if (count == 0) return RDMX_OK;
         auto *work = static_cast<std::byte *>(recvbuf);
         if (!is_in_place(sendbuf)) std::memcpy(work, sendbuf, bytes);

@@ -47,6 +47,7 @@ extern "C" rdmx_status_t rdmx_alltoall(rdmx_context_h ctx, const void *sendbuf, 
         a.buffer("recvbuf", recvbuf, total);
         a.disjoint("sendbuf", sendbuf, total, "recvbuf", recvbuf, total);
         if (!a.ok()) return a.status();
+        if (rdmx_status_t st = agree(c, "rdmx_alltoall", Signature{Kind::Alltoall, len, -1, -1, -1}); st != RDMX_OK) return st;
         if (len == 0) return RDMX_OK;
         (void)select_alltoall(c.size);  // pairwise is the only algorithm
         return alltoall_pairwise(c, static_cast<const std::byte *>(sendbuf), len, static_cast<std::byte *>(recvbuf));

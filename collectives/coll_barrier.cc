@@ -1,4 +1,6 @@
-// rdmx_barrier: dissemination (ceil(log2 p) rounds of zero-byte messages).
+// rdmx_barrier: dissemination (ceil(log2 p) rounds of 16-byte messages: the
+// signature check of coll_agree.cc, which is itself a dissemination barrier,
+// so a rank calling another collective meanwhile fails instead of hanging).
 #include "coll_check.h"
 #include "coll_select.h"
 
@@ -9,15 +11,7 @@ namespace {
 // Round k: signal rank + 2^k, wait for rank - 2^k. After the last round every
 // rank has (transitively) heard from every other one.
 rdmx_status_t barrier_dissemination(const Comm &c) {
-    const TagBase tag{Kind::Barrier, 0};
-    Batch b(c, Batch::kInline, /*skip_empty=*/false);
-    int round = 0;
-    for (int k = 1; k < c.size; k *= 2, ++round) {
-        b.recv(nullptr, 0, mod(c.rank - k, c.size), tag.at(round));
-        b.send(nullptr, 0, mod(c.rank + k, c.size), tag.at(round));
-        if (rdmx_status_t st = b.wait(); st != RDMX_OK) return st;
-    }
-    return RDMX_OK;
+    return agree(c, "rdmx_barrier", Signature{Kind::Barrier, 0, -1, -1, -1});
 }
 
 }  // namespace

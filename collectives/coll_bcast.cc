@@ -53,6 +53,7 @@ extern "C" rdmx_status_t rdmx_bcast(rdmx_context_h ctx, void *buf, size_t len, i
         a.buffer("buf", buf, len);
         a.root(root, c.size);
         if (!a.ok()) return a.status();
+        if (rdmx_status_t st = agree(c, "rdmx_bcast", Signature{Kind::Bcast, len, -1, -1, root}); st != RDMX_OK) return st;
         if (c.size == 1 || len == 0) return RDMX_OK;
         auto *b = static_cast<std::byte *>(buf);
         if (select_bcast(len, c.size) == Algo::ScatterAllgather) return bcast_scatter_allgather(c, b, len, root);

@@ -82,6 +82,8 @@ extern "C" rdmx_status_t rdmx_gather(rdmx_context_h ctx, const void *sendbuf, si
             a.disjoint("sendbuf", sendbuf, len, "recvbuf", recvbuf, total);
         }
         if (!a.ok()) return a.status();
+        if (rdmx_status_t st = agree(c, "rdmx_gather", Signature{Kind::Gather, len, -1, -1, root}); st != RDMX_OK)
+            return st;
         if (len == 0) return RDMX_OK;
         (void)select_gather(c.size);  // binomial is the only algorithm
         return gather_binomial(c, static_cast<const std::byte *>(sendbuf), len, static_cast<std::byte *>(recvbuf),
@@ -102,6 +104,8 @@ extern "C" rdmx_status_t rdmx_scatter(rdmx_context_h ctx, const void *sendbuf, s
             a.disjoint("sendbuf", sendbuf, total, "recvbuf", recvbuf, len);
         }
         if (!a.ok()) return a.status();
+        if (rdmx_status_t st = agree(c, "rdmx_scatter", Signature{Kind::Scatter, len, -1, -1, root}); st != RDMX_OK)
+            return st;
         if (len == 0) return RDMX_OK;
         (void)select_scatter(c.size);  // binomial is the only algorithm
         return scatter_binomial(c, static_cast<const std::byte *>(sendbuf), len, static_cast<std::byte *>(recvbuf),

@@ -49,7 +49,8 @@ inline int ceil_log2(int p) noexcept {
  * order of sending).
  */
 enum class Kind : int {
-    Barrier = 1, Bcast, Reduce, Allreduce, ReduceScatter, Allgather, Gather, Scatter, Alltoall
+    Barrier = 1, Bcast, Reduce, Allreduce, ReduceScatter, Allgather, Gather, Scatter, Alltoall,
+    Agree,  // the signature check every collective starts with (coll_agree.cc)
 };
 struct TagBase {
     Kind kind;
@@ -91,12 +92,18 @@ public:
 
     void send(const void *buf, size_t len, int dest, int tag) noexcept;
     void recv(void *buf, size_t len, int source, int tag) noexcept;
-    /** Complete every posted request; returns the sticky first error. */
+    /** Complete every posted request; returns the sticky first error. A
+     *  receive that got another length than it was posted for is an error
+     *  (RDMX_ERR_INVALID_ARG, logged): the ranks disagree on the call. */
     rdmx_status_t wait() noexcept;
 
 private:
-    void add(rdmx_status_t posted, rdmx_request_h req) noexcept;
+    static constexpr size_t kSend = SIZE_MAX;  // want_ of a send: no length to check
+    void add(rdmx_status_t posted, rdmx_request_h req, size_t want) noexcept;
+    rdmx_status_t check_lengths() noexcept;
     rdmx_request_h *slots() noexcept { return heap_.empty() ? inline_.data() : heap_.data(); }
+    size_t *wants() noexcept { return heap_.empty() ? inline_want_.data() : heap_want_.data(); }
+    rdmx_msg_info_t *infos() noexcept { return heap_.empty() ? inline_info_.data() : heap_info_.data(); }
 
     const Comm &c_;
     size_t cap_;
@@ -104,8 +111,32 @@ private:
     bool skip_empty_;
     rdmx_status_t err_ = RDMX_OK;
     std::array<rdmx_request_h, kInline> inline_{};
+    std::array<size_t, kInline> inline_want_{};
+    std::array<rdmx_msg_info_t, kInline> inline_info_{};
     std::vector<rdmx_request_h> heap_;
+    std::vector<size_t> heap_want_;
+    std::vector<rdmx_msg_info_t> heap_info_;
 };
+
+/**
+ * What every rank must agree on before a collective moves data: which
+ * collective, its size in bytes (per rank block where blocks are per rank),
+ * datatype, op and root (-1 where not applicable).
+ */
+struct Signature {
+    Kind kind;
+    uint64_t bytes;
+    int dt;
+    int op;
+    int root;
+};
+/**
+ * Compares every rank's signature (ceil(log2 p) rounds of a 16-byte
+ * exchange). On disagreement every rank logs its own arguments and returns
+ * RDMX_ERR_INVALID_ARG before any data moves: no rank mixes unset scratch
+ * into its result, truncates, or waits for a message that never comes.
+ */
+rdmx_status_t agree(const Comm &c, const char *fn, const Signature &s);
 
 /** One step with at most one send and one receive; a peer < 0 means "none". */
 rdmx_status_t exchange(const Comm &c, const void *sbuf, size_t slen, int dest, void *rbuf, size_t rlen,

@@ -90,6 +90,8 @@ extern "C" rdmx_status_t rdmx_reduce(rdmx_context_h ctx, const void *sendbuf, vo
             a.disjoint("sendbuf", sendbuf, bytes, "recvbuf", recvbuf, bytes);
         }
         if (!a.ok()) return a.status();
+        const Signature sig{Kind::Reduce, bytes, static_cast<int>(dt), static_cast<int>(op), root};
+        if (rdmx_status_t st = agree(c, "rdmx_reduce", sig); st != RDMX_OK) return st;
         if (count == 0) return RDMX_OK;
         return reduce_dispatch(c, sendbuf, recvbuf, count, ReduceSpec{dt, op, esz}, root);
     });

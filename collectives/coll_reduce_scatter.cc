@@ -71,6 +71,8 @@ extern "C" rdmx_status_t rdmx_reduce_scatter_block(rdmx_context_h ctx, const voi
         a.buffer("recvbuf", recvbuf, bytes);
         a.disjoint("sendbuf", sendbuf, total, "recvbuf", recvbuf, bytes);
         if (!a.ok()) return a.status();
+        const Signature sig{Kind::ReduceScatter, bytes, static_cast<int>(dt), static_cast<int>(op), -1};
+        if (rdmx_status_t st = agree(c, "rdmx_reduce_scatter_block", sig); st != RDMX_OK) return st;
         if (count_per_rank == 0) return RDMX_OK;
         const auto *src = static_cast<const std::byte *>(sendbuf);
         auto *dst = static_cast<std::byte *>(recvbuf);

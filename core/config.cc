@@ -201,8 +201,8 @@ static void load_rndv(Resolver &r, Config &c) {
                       show_unsigned);
     r.field<size_t>("RDMX_RNDV_CHUNK", "largest single RDMA READ, bytes", &c.rndv_chunk, false, size_t{0}, p_size,
                     show_size);
-    r.field<unsigned>("RDMX_RNDV_WINDOWS", "expose rendezvous buffers through type 2 memory windows: 0 off, 1 on, "
-                      "2 auto (on unless soft RoCE)", &c.rndv_windows, false, 0u, p_unsigned, show_unsigned);
+    r.field<unsigned>("RDMX_RNDV_WINDOWS", "expose rendezvous buffers through type 2 memory windows: 0 off (default), 1 on, "
+                      "2 auto (off: windows are untested on devices where they work)", &c.rndv_windows, false, 0u, p_unsigned, show_unsigned);
     r.field<unsigned>("RDMX_RCACHE", "1: cache rendezvous registrations; 0: register per transfer", &c.rcache,
                       false, 0u, p_unsigned, show_unsigned);
     r.field<size_t>("RDMX_RCACHE_MAX", "bytes the registration cache may pin (0: a quarter of RAM, at most half "

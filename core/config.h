@@ -38,7 +38,7 @@ struct Config {
     RndvProto rndv_proto = RndvProto::kAuto;  // RDMX_RNDV_PROTO: get (RDMA READ), put (RDMA WRITE)
     unsigned rndv_reads = 8;       // RDMX_RNDV_READS: RDMA READs in flight per peer
     size_t rndv_chunk = 1u << 20;  // RDMX_RNDV_CHUNK: largest single READ
-    unsigned rndv_windows = 2;     // RDMX_RNDV_WINDOWS: 0 off, 1 on, 2 auto (on unless soft RoCE)
+    unsigned rndv_windows = 0;     // RDMX_RNDV_WINDOWS: 0 off, 1 on, 2 auto (= off until tested on a device with working windows)
     unsigned rcache = 1;           // RDMX_RCACHE: cache registrations (0 = register per transfer)
     size_t rcache_max = 0;         // RDMX_RCACHE_MAX: bytes the cache may pin; 0 = auto
     unsigned rcache_max_regions = 4096;

@@ -15,6 +15,12 @@
 // last put(). Without hooks (sanitizer runtimes, other architectures) the
 // cache must not be used: the caller registers per transfer instead.
 //
+// Access: every region carries the access it was registered with (opaque
+// here: the transport's flags), and a lookup only ever returns a region of
+// the access asked for. A region registered for remote read is never handed
+// out where remote write is meant, nor merged with one: regions of
+// different access may overlap, each access has its own set.
+//
 // Not thread safe: callers serialise (the engine calls it under its lock).
 // The registration itself is the transport's: the cache sees opaque handles
 // through Ops, so this layer stays free of verbs.
@@ -22,6 +28,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "core/ilist.h"
 #include "core/memhooks.h"
@@ -35,6 +43,7 @@ public:
         uintptr_t start = 0;
         uintptr_t end = 0;        // exclusive
         void *handle = nullptr;   // the transport's registration
+        uint32_t access = 0;      // what it was registered for (the transport's flags)
         uint32_t refs = 0;
         bool cached = false;      // in the map; false: dropped at the last put
         ListNode lru;             // idle cached regions, oldest first
@@ -43,7 +52,7 @@ public:
     };
     struct Ops {
         // Registers [start, start+len); on failure logs and returns an error.
-        rdmx_status_t (*reg)(void *arg, uintptr_t start, size_t len, void **handle) = nullptr;
+        rdmx_status_t (*reg)(void *arg, uintptr_t start, size_t len, uint32_t access, void **handle) = nullptr;
         void (*dereg)(void *arg, void *handle) = nullptr;
         void *arg = nullptr;
     };
@@ -65,9 +74,9 @@ public:
     RegCache &operator=(const RegCache &) = delete;
     ~RegCache();  // deregisters everything, busy or not: no put() may follow
 
-    // A registration covering [addr, addr+len) (len > 0), with a reference
-    // the caller returns through put().
-    rdmx_status_t get(const void *addr, size_t len, Region **out);
+    // A registration covering [addr, addr+len) (len > 0) made for exactly
+    // `access`, with a reference the caller returns through put().
+    rdmx_status_t get(const void *addr, size_t len, uint32_t access, Region **out);
     void put(Region *r);
     // Drops every region overlapping [start, start+len).
     void invalidate(uintptr_t start, size_t len);
@@ -78,18 +87,20 @@ public:
 
 private:
     void sync_releases();
-    Region *find(uintptr_t start, uintptr_t end);
-    void remove_range(uintptr_t start, uintptr_t end, uint64_t *counter);
+    using Key = std::pair<uint32_t, uintptr_t>;  // (access, start)
+    Region *find(uint32_t access, uintptr_t start, uintptr_t end);
+    void remove_range(uint32_t access, uintptr_t start, uintptr_t end, uint64_t *counter);
     void detach(Region *r);
     void drop(Region *r);
     bool make_room(size_t bytes);
-    rdmx_status_t add(uintptr_t start, uintptr_t end, bool cache, Region **out);
+    rdmx_status_t add(uint32_t access, uintptr_t start, uintptr_t end, bool cache, Region **out);
 
     Ops ops_;
     size_t max_bytes_;
     size_t max_regions_;
     uintptr_t page_;
-    std::map<uintptr_t, Region *> by_start_;
+    std::map<Key, Region *> by_start_;
+    std::vector<uint32_t> accesses_;  // every access asked for so far (a handful)
     List idle_;
     List all_;
     memhooks::Cursor releases_;

@@ -16,6 +16,7 @@ const char *reject_reason_name(RejectReason r) {
     case RejectReason::kWrongDirection: return "wrong connect direction (lower rank connects)";
     case RejectReason::kResources: return "out of resources";
     case RejectReason::kShuttingDown: return "shutting down";
+    case RejectReason::kAddressMismatch: return "source address is not the one that rank published";
     }
     return "unknown reason";
 }

@@ -49,6 +49,7 @@ static_assert(sizeof(AcceptPriv) <= kAcceptPrivMax);
 enum class RejectReason : uint16_t {
     kNone = 0, kBadMagic = 1, kBadVersion = 2, kBadJobKey = 3, kShortData = 4, kRankOutOfRange = 5,
     kDuplicateRank = 6, kWrongDirection = 7, kResources = 8, kShuttingDown = 9,
+    kAddressMismatch = 10,  // the request's source is not the address its rank published
 };
 const char *reject_reason_name(RejectReason r);
 

@@ -392,6 +392,7 @@ static int progress_unlock(Ctx *c, bool housekeeping, bool *stalled = nullptr) {
     bool notify = c->notify_pending;
     c->notify_pending = false;
     c->lock.unlock();
+    log_flush_deferred();  // lines found under the lock (refused connect requests), written outside it
     if (notify) notify_waiters(c);
     return n;
 }

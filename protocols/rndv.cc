@@ -5,12 +5,16 @@
 // RDMX_RNDV_READS (and the negotiated initiator depth) in flight, then sends
 // FIN. The sender then revokes the exposure and completes.
 //
-// Exposure: with the registration cache and type 2 memory windows, the
-// buffer's cached MR carries no remote access; a window bound to this peer's
-// QP over exactly the message grants REMOTE_READ, and is invalidated (a
-// signalled LOCAL_INV) before the send completes. Without windows, the
-// sender registers exactly the message for REMOTE_READ for the transfer.
-// Receivers use the cache (local write only) whenever it is on.
+// Exposure: with the registration cache and type 2 memory windows (opt-in,
+// RDMX_RNDV_WINDOWS=1), the buffer's cached MR carries no remote access; a
+// window bound to this peer's QP over exactly the message grants
+// REMOTE_READ, and is invalidated (a signalled LOCAL_INV) before the send
+// completes. Without windows but with the cache (the default), the sender's
+// cached MR carries REMOTE_READ (never REMOTE_WRITE): whole pages, possibly
+// merged with neighbouring sends, valid until evicted or the memory is
+// freed, for any peer that learnt its rkey. Without the cache, exactly the
+// message is registered for REMOTE_READ for the transfer only.
+// Receivers' READ destinations use the cache with local access only.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -46,14 +50,14 @@ void rndv_setup(Ctx *c) {
                   (c->cfg.rndv_proto == Config::RndvProto::kAuto && c->dev.attr().vendor_id == 0xffffff);
     const char *why = "RDMX_RCACHE=0";
     if (c->cfg.rcache != 0 && memhooks::install(&why)) {
-        // Soft RoCE's type 2 windows fail under retransmission (bind errors
-        // and stalled transfers, docs/design/protocols.md): off there by default.
-        const bool soft = c->dev.attr().vendor_id == 0xffffff;
-        c->rndv_mw = c->dev.has_mw2() && (c->cfg.rndv_windows == 1 || (c->cfg.rndv_windows == 2 && !soft));
-        // Without windows the cached MR itself carries the remote access.
-        c->registrar = MrRegistrar{c->dev.pd(), c->dev.name(),
-                                   IBV_ACCESS_LOCAL_WRITE | (c->rndv_mw ? IBV_ACCESS_MW_BIND
-                                                                        : IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE)};
+        // Windows are opt-in (RDMX_RNDV_WINDOWS=1): Soft RoCE's type 2
+        // windows fail under retransmission (bind errors and stalled
+        // transfers, docs/design/protocols.md), and they have not yet run on
+        // a device where they work. `auto` is off until a test there passes.
+        c->rndv_mw = c->dev.has_mw2() && c->cfg.rndv_windows == 1;
+        // Every registration gets local write plus what its use needs (the
+        // cache keys on it): see the access arguments of rcache->get.
+        c->registrar = MrRegistrar{c->dev.pd(), c->dev.name(), IBV_ACCESS_LOCAL_WRITE};
         size_t bytes = c->cfg.rcache_max != 0 ? c->cfg.rcache_max : default_rcache_bytes();
         c->rcache = std::make_unique<RegCache>(RegCache::Ops{&MrRegistrar::reg, &MrRegistrar::dereg, &c->registrar},
                                                bytes, c->cfg.rcache_max_regions);
@@ -106,7 +110,7 @@ static ibv_mw *take_window(Ctx *c, Endpoint &ep, int32_t *idx) {
 // Binds a window over exactly [r->buf, r->buf + len) with `access`, usable
 // by this QP (this peer) only.
 bool rndv_bind_window(Ctx *c, Endpoint &ep, rdmx_request *r, size_t len, int access, uint32_t *rkey) {
-    if (c->rcache->get(r->buf, len, &r->region) != RDMX_OK) return false;
+    if (c->rcache->get(r->buf, len, IBV_ACCESS_MW_BIND, &r->region) != RDMX_OK) return false;
     int32_t idx = -1;
     ibv_mw *mw = take_window(c, ep, &idx);
     if (mw == nullptr) return false;  // rndv_release puts the region back
@@ -137,7 +141,8 @@ bool rndv_bind_window(Ctx *c, Endpoint &ep, rdmx_request *r, size_t len, int acc
 static rdmx_status_t expose(Ctx *c, Endpoint &ep, rdmx_request *r, uint32_t *rkey) {
     if (c->rndv_mw && rndv_bind_window(c, ep, r, r->len, IBV_ACCESS_REMOTE_READ, rkey)) return RDMX_OK;
     rndv_release(c, r);
-    if (c->rcache && !c->rndv_mw && c->rcache->get(r->buf, r->len, &r->region) == RDMX_OK) {
+    // Remote read only: the receiver pulls, it never writes here.
+    if (c->rcache && !c->rndv_mw && c->rcache->get(r->buf, r->len, IBV_ACCESS_REMOTE_READ, &r->region) == RDMX_OK) {
         *rkey = static_cast<ibv_mr *>(r->region->handle)->rkey;
         return RDMX_OK;
     }
@@ -272,7 +277,7 @@ void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::Rnd
         req_complete(c, r, d.length > r->len ? RDMX_ERR_TRUNCATE : RDMX_OK);
         return;
     }
-    rdmx_status_t st = c->rcache ? c->rcache->get(r->buf, r->copy_len, &r->region)
+    rdmx_status_t st = c->rcache ? c->rcache->get(r->buf, r->copy_len, 0, &r->region)  // our READs land: local only
                                  : register_memory(c->dev.pd(), c->dev.name(), r->buf, r->copy_len,
                                                    IBV_ACCESS_LOCAL_WRITE, &r->mr);
     if (st != RDMX_OK) {

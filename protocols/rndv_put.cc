@@ -25,7 +25,9 @@ static rdmx_status_t expose_for_write(Ctx *c, Endpoint &ep, rdmx_request *r, wir
         rndv_bind_window(c, ep, r, r->copy_len, IBV_ACCESS_REMOTE_WRITE, &d->rkey))
         return RDMX_OK;
     rndv_release(c, r);
-    if (c->rcache && !c->rndv_mw && c->rcache->get(r->buf, r->copy_len, &r->region) == RDMX_OK) {
+    // Remote write only: the sender writes, it never reads here.
+    if (c->rcache && !c->rndv_mw &&
+        c->rcache->get(r->buf, r->copy_len, IBV_ACCESS_REMOTE_WRITE, &r->region) == RDMX_OK) {
         d->rkey = static_cast<ibv_mr *>(r->region->handle)->rkey;
         return RDMX_OK;
     }
@@ -68,7 +70,7 @@ void rndv_on_cts(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::RndvDe
     r->copy_len = static_cast<size_t>(d.length);
     r->rd_issued = r->rd_done = 0;
     if (r->copy_len == 0) return rndv_put_written(c, ep, r);
-    rdmx_status_t st = c->rcache ? c->rcache->get(r->buf, r->copy_len, &r->region)
+    rdmx_status_t st = c->rcache ? c->rcache->get(r->buf, r->copy_len, 0, &r->region)  // our WRITEs' source
                                  : register_memory(c->dev.pd(), c->dev.name(), r->buf, r->copy_len, 0, &r->mr);
     if (st != RDMX_OK) {
         wire::FinBody f{st, 0};

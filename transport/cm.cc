@@ -1,5 +1,6 @@
 #include "transport/cm.h"
 
+#include <arpa/inet.h>
 #include <poll.h>
 
 #include <cerrno>
@@ -25,6 +26,7 @@ constexpr uint8_t kRnrRetryCount = 7;
 // and duplicate READ requests are where soft RoCE is weakest; a dead peer
 // still surfaces within 7 retries (~17 s, under RDMX_PEER_TIMEOUT).
 constexpr uint8_t kAckTimeout = 19;
+constexpr uint64_t kRefusalLogIntervalNs = 1000000000ull;  // at most one refusal line (plus a count) per second
 }  // namespace
 
 // Runs after the owner destroyed the QPs, CQ, SRQ, MRs and PD: ids go last,
@@ -195,8 +197,37 @@ void ConnManager::record_credits(Endpoint &ep, uint64_t addr, uint32_t rkey, uin
     ep.grant_forged = false;
 }
 
+// Refusals are logged at most once per kRefusalLogIntervalNs, and deferred:
+// this runs under the engine lock, and a process outside the job (or a port
+// scanner) decides how often. The lines are written once the lock is released.
+void ConnManager::log_refusal(rdma_cm_id *id, wire::RejectReason r, const char *detail) {
+    const uint64_t now = now_ns();
+    if (refusal_logged_ns_ != 0 && now - refusal_logged_ns_ < kRefusalLogIntervalNs) {
+        ++refusals_unlogged_;
+        return;
+    }
+    log_refusal_summary(now);
+    refusal_logged_ns_ = now;
+    const sockaddr *sa = rdma_get_peer_addr(id);
+    std::string from = sa && sa->sa_family == AF_INET ? sockaddr_str(*reinterpret_cast<const sockaddr_in *>(sa)) : "?";
+    RDMX_WARN_DEFERRED("cm: refusing a connect request from %s on %s: %s (%s); further refusals within %.0f s are "
+                       "counted, not logged one by one", from.c_str(), dev_ ? dev_->name() : "?",
+                       wire::reject_reason_name(r), detail, static_cast<double>(kRefusalLogIntervalNs) * 1e-9);
+}
+
+void ConnManager::log_refusal_summary(uint64_t now) {
+    if (refusals_unlogged_ == 0 || now - refusal_logged_ns_ < kRefusalLogIntervalNs) return;
+    RDMX_WARN_DEFERRED("cm: refused %llu more connect request(s) in the last %.1f s (hint: RDMX_LOG_LEVEL=3 names "
+                       "each; a process outside the job keeps trying this address)",
+                       static_cast<unsigned long long>(refusals_unlogged_),
+                       static_cast<double>(now - refusal_logged_ns_) * 1e-9);
+    refusals_unlogged_ = 0;
+    refusal_logged_ns_ = now;
+}
+
 void ConnManager::reject(rdma_cm_id *id, wire::RejectReason r, const char *detail) {
-    RDMX_WARN("cm: refusing a connect request: %s (%s)", wire::reject_reason_name(r), detail);
+    RDMX_DEBUG("cm: refusing a connect request: %s (%s)", wire::reject_reason_name(r), detail);
+    log_refusal(id, r, detail);
     wire::RejectPriv rp{wire::kMagic, wire::kVersion, static_cast<uint16_t>(r)};
     (void)vx::reject(id, &rp, sizeof(rp));
     graveyard_.push_back(id);  // a connect request's id is ours to destroy
@@ -205,6 +236,38 @@ void ConnManager::reject(rdma_cm_id *id, wire::RejectReason r, const char *detai
 }  // namespace rdmx
 
 namespace rdmx {
+
+namespace {
+// The IPv4 address of a socket address (plain or v4-mapped IPv6); false for others.
+bool ipv4_of(const sockaddr *sa, in_addr *out) {
+    if (sa == nullptr) return false;
+    if (sa->sa_family == AF_INET) {
+        *out = reinterpret_cast<const sockaddr_in *>(sa)->sin_addr;
+        return true;
+    }
+    if (sa->sa_family != AF_INET6) return false;
+    const auto *a6 = reinterpret_cast<const sockaddr_in6 *>(sa);
+    if (!IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) return false;
+    std::memcpy(&out->s_addr, a6->sin6_addr.s6_addr + 12, sizeof(out->s_addr));
+    return true;
+}
+}  // namespace
+
+// A rank's claim in private_data is tied to the address it published in the
+// bootstrap: ranks connect from the address they listen on (start_connect
+// binds it), so a request for rank r from elsewhere is another process,
+// whatever key it carries. The port is not compared (the active side's is
+// ephemeral). This ties a claim to a host address, not to a process: a
+// process on rank r's own host and address is not told apart here.
+bool ConnManager::from_published_addr(rdma_cm_id *id, uint32_t rank, char *got, size_t got_len) const {
+    in_addr src{};
+    const sockaddr *sa = rdma_get_peer_addr(id);
+    const bool v4 = ipv4_of(sa, &src);
+    if (v4 && src.s_addr == (*addrs_)[rank].sin_addr.s_addr) return true;
+    if (v4) inet_ntop(AF_INET, &src, got, static_cast<socklen_t>(got_len));
+    else std::snprintf(got, got_len, "address family %d", sa ? sa->sa_family : -1);
+    return false;
+}
 
 void ConnManager::on_connect_request(CmEvent &ev) {
     rdma_cm_id *id = ev->id;
@@ -223,10 +286,19 @@ void ConnManager::on_connect_request(CmEvent &ev) {
     if (cp.src_rank >= static_cast<uint32_t>(p_.size) || cp.dst_rank != static_cast<uint32_t>(p_.rank))
         return reject(id, R::kRankOutOfRange, "src or dst rank out of range");
     if (cp.src_rank >= static_cast<uint32_t>(p_.rank)) return reject(id, R::kWrongDirection, "higher rank connected");
+    if (char got[INET6_ADDRSTRLEN]; !from_published_addr(id, cp.src_rank, got, sizeof(got))) {
+        char why[128];
+        std::snprintf(why, sizeof(why), "claims rank %u, which published %s, from %s", cp.src_rank,
+                      sockaddr_str((*addrs_)[cp.src_rank]).c_str(), got);
+        return reject(id, R::kAddressMismatch, why);
+    }
     Endpoint &ep = (*eps_)[cp.src_rank];
     if (ep.state == ConnState::kConnected || ep.state == ConnState::kFailed)
         return reject(id, R::kDuplicateRank, "already connected");
-    if (ep.state == ConnState::kAccepting) bury(ep);  // a retry superseded the first request: newest wins
+    // A retry superseded the first request: newest wins. It comes from the
+    // address that rank published (checked above), so it is that rank's or
+    // its host's, not any job member's.
+    if (ep.state == ConnState::kAccepting) bury(ep);
     if (!setup_qp(ep, id)) return reject(id, R::kResources, "QP creation failed");
     ep.id.reset(id);
     id->context = &ep;
@@ -399,6 +471,7 @@ int ConnManager::poll_events() {
         graveyard_.clear();
         ++n;
     }
+    if (refusals_unlogged_ != 0) log_refusal_summary(now_ns());
     return n;
 }
 
@@ -456,7 +529,10 @@ rdmx_status_t ConnManager::connect_all(const MeshParams &p, Device &dev, Iface &
     bringing_up_ = true;
     struct Done {
         bool &flag;
-        ~Done() { flag = false; }
+        ~Done() {
+            flag = false;
+            log_flush_deferred();  // whatever the outcome: no engine lock during bring-up
+        }
     } done{bringing_up_};
     while (!all_connected()) {
         retry_due();
@@ -467,6 +543,7 @@ rdmx_status_t ConnManager::connect_all(const MeshParams &p, Device &dev, Iface &
             return RDMX_ERR_INTERNAL;
         }
         poll_events();
+        log_flush_deferred();
     }
     return RDMX_OK;
 }
@@ -491,6 +568,7 @@ void ConnManager::disconnect_all(double timeout) {
         if (!waiting || deadline.expired()) break;
         (void)poll(&pfd, 1, deadline.remaining_ms(20));
         poll_events();
+        log_flush_deferred();
     }
     for (const Endpoint &ep : *eps_)
         if (ep.state == ConnState::kDisconnecting)

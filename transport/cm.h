@@ -80,6 +80,9 @@ private:
     void fail(Endpoint &ep, rdmx_status_t st, const char *why);
     void reject(rdma_cm_id *id, wire::RejectReason r, const char *detail);
     static void record_credits(Endpoint &ep, uint64_t addr, uint32_t rkey, uint32_t credits);
+    bool from_published_addr(rdma_cm_id *id, uint32_t rank, char *got, size_t got_len) const;
+    void log_refusal(rdma_cm_id *id, wire::RejectReason r, const char *detail);
+    void log_refusal_summary(uint64_t now);
     void bury(Endpoint &ep);
     void fill_conn_param(rdma_conn_param *cp, const void *priv, uint8_t len, const rdma_conn_param *req) const;
     bool all_connected() const;
@@ -96,6 +99,10 @@ private:
     bool bringing_up_ = false;          // inside connect_all
     bool device_removed_ = false;
     uint64_t addr_change_ns_ = 0;  // last ADDR_CHANGE warned about: one warning per failover burst
+    // Refused connect requests: one line per interval, the rest counted (a
+    // flood from outside the job must not turn into a flood of log writes).
+    uint64_t refusal_logged_ns_ = 0;    // when the last refusal line was written
+    uint64_t refusals_unlogged_ = 0;    // refused since, not logged one by one
     std::vector<rdma_cm_id *> graveyard_;  // destroyed after the current event is acked
     EventChannelHandle channel_;
     CmIdHandle listen_id_;

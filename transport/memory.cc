@@ -23,16 +23,18 @@ rdmx_status_t register_memory(ibv_pd *pd, const char *dev, void *addr, size_t le
     return RDMX_OK;
 }
 
-rdmx_status_t MrRegistrar::reg(void *self, uintptr_t start, size_t len, void **handle) {
+rdmx_status_t MrRegistrar::reg(void *self, uintptr_t start, size_t len, uint32_t access, void **handle) {
     auto *r = static_cast<MrRegistrar *>(self);
     auto *addr = reinterpret_cast<void *>(start);
+    const int flags = r->access | static_cast<int>(access);
     ibv_mr *mr = nullptr;
-    int e = vx::reg_mr(r->pd, addr, len, r->access, &mr);
-    if ((e == EFAULT || e == EACCES) && (r->access & IBV_ACCESS_LOCAL_WRITE))  // read-only pages
-        e = vx::reg_mr(r->pd, addr, len, r->access & ~IBV_ACCESS_LOCAL_WRITE, &mr);
+    int e = vx::reg_mr(r->pd, addr, len, flags, &mr);
+    // Read-only pages: possible only without any write access.
+    if ((e == EFAULT || e == EACCES) && (flags & IBV_ACCESS_LOCAL_WRITE) && !(flags & IBV_ACCESS_REMOTE_WRITE))
+        e = vx::reg_mr(r->pd, addr, len, flags & ~IBV_ACCESS_LOCAL_WRITE, &mr);
     if (e != 0) {
         MrHandle h;
-        return register_memory(r->pd, r->dev, addr, len, r->access, &h);  // logs the reason once
+        return register_memory(r->pd, r->dev, addr, len, flags, &h);  // logs the reason once
     }
     *handle = mr;
     return RDMX_OK;

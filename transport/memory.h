@@ -15,15 +15,17 @@ namespace rdmx {
 // device and, for ENOMEM, the `ulimit -l` hint.
 rdmx_status_t register_memory(ibv_pd *pd, const char *dev, void *addr, size_t len, int access, MrHandle *out);
 
-// Registrations for the registration cache (core/rcache.h): local write for
-// receives and MW_BIND, so sends expose exactly their bytes through a memory
-// window, never through the cached MR itself (it carries no remote access).
+// Registrations for the registration cache (core/rcache.h): local write plus
+// the access the cache was asked for (the cache keys on it): none for
+// buffers only this rank's own READs or WRITEs use, MW_BIND for buffers
+// exposed through a memory window, REMOTE_READ for a get sender's buffer and
+// REMOTE_WRITE for a put receiver's when there are no windows (never both).
 // Read-only memory is registered without local write (it can only be sent).
 struct MrRegistrar {
     ibv_pd *pd = nullptr;
     const char *dev = "";
-    int access = IBV_ACCESS_LOCAL_WRITE;
-    static rdmx_status_t reg(void *self, uintptr_t start, size_t len, void **handle);
+    int access = IBV_ACCESS_LOCAL_WRITE;  // always granted; the cache's access is added
+    static rdmx_status_t reg(void *self, uintptr_t start, size_t len, uint32_t access, void **handle);
     static void dereg(void *self, void *handle);
 };
 

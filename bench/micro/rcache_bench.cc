@@ -17,7 +17,7 @@ namespace {
 
 using rdmx::RegCache;
 
-rdmx_status_t fake_reg(void *, uintptr_t start, size_t, void **h) {
+rdmx_status_t fake_reg(void *, uintptr_t start, size_t, uint32_t, void **h) {
     *h = reinterpret_cast<void *>(start | 1);
     return RDMX_OK;
 }
@@ -32,14 +32,14 @@ void BM_RcacheLookup(benchmark::State &state) {
     RegCache cache({&fake_reg, &fake_dereg, nullptr}, n * 2 * page, n);
     RegCache::Region *r = nullptr;
     for (size_t i = 0; i < n; ++i) {
-        if (cache.get(reinterpret_cast<void *>(base + i * 4 * page), page + 1, &r) != RDMX_OK)
+        if (cache.get(reinterpret_cast<void *>(base + i * 4 * page), page + 1, 0, &r) != RDMX_OK)
             return rdmx::micro::fail(state, "filling the cache failed");
         cache.put(r);
     }
     size_t i = 0, next_new = n;
     for (auto _ : state) {
         uintptr_t a = hit ? base + (i++ % n) * 4 * page + 100 : base + (next_new++) * 4 * page;
-        if (cache.get(reinterpret_cast<void *>(a), 1000, &r) != RDMX_OK || r->start > a || r->end < a + 1000)
+        if (cache.get(reinterpret_cast<void *>(a), 1000, 0, &r) != RDMX_OK || r->start > a || r->end < a + 1000)
             return rdmx::micro::fail(state, "lookup returned a region that does not cover the buffer");
         cache.put(r);
     }

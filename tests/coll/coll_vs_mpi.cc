@@ -6,7 +6,7 @@
 // Usage: mpirun -np N coll_vs_mpi[_shim] [--quick] [--env-only] [--only=NAME]
 //   --quick     smaller size sweeps (used under the slow RDMA emulator)
 //   --env-only  do not force algorithms; run what RDMX_COLL_*_ALGO selects
-//   --only=NAME one suite (env, invalid_args, faults, barrier, bcast,
+//   --only=NAME one suite (env, invalid_args, faults, mismatch, barrier, bcast,
 //               reduce, allreduce, reduce_scatter, allgather, gather,
 //               scatter, alltoall)
 // Exit: 0 all passed, 1 a check failed, 2 usage, 77 no RDMA device (skip).
@@ -29,6 +29,7 @@ namespace colltest {
 void run_invalid_args(Harness &h);
 void run_env_parsing(Harness &h);
 void run_faults(Harness &h);
+void run_mismatch(Harness &h);
 }  // namespace colltest
 
 namespace {
@@ -126,6 +127,7 @@ int run(Harness &h) {
     timed(h, "env", run_env_parsing);
     timed(h, "invalid_args", run_invalid_args);
     timed(h, "faults", run_faults);
+    timed(h, "mismatch", run_mismatch);
     timed(h, "barrier", run_barrier);
     timed(h, "bcast", run_bcast);
     timed(h, "reduce", run_reduce);
@@ -350,6 +352,55 @@ void run_faults(Harness &h) {
 #else
     (void)h;
 #endif
+}
+
+// Ranks that disagree on a collective's arguments: the last rank passes
+// another count, datatype, op, root or even another collective. Every rank
+// must return RDMX_ERR_INVALID_ARG (none hangs, none truncates alone, none
+// returns OK with unset bytes in its result), and afterwards the ranks are
+// still in step and no request is left behind.
+void run_mismatch(Harness &h) {
+    const int p = h.size, me = h.rank;
+    if (p == 1) return;
+    const bool odd = me == p - 1;
+    const size_t kBig = size_t{1} << 17;  // large enough to pick other algorithms than 8 elements do
+    std::vector<double> a(kBig * static_cast<size_t>(p), 1.0), b(kBig * static_cast<size_t>(p), 0.0);
+    double *x = a.data(), *y = b.data();
+    const int other_root = p > 2 ? 1 : 0;
+    struct Mismatch {
+        const char *what;
+        std::function<rdmx_status_t()> call;
+    };
+    const Mismatch cases[] = {
+        {"allreduce count 8 vs 9", [&] { return rdmx_allreduce(h.ctx, x, y, odd ? 9 : 8, RDMX_DOUBLE, RDMX_SUM); }},
+        {"allreduce count 8 vs 2^17",
+         [&] { return rdmx_allreduce(h.ctx, x, y, odd ? kBig : 8, RDMX_DOUBLE, RDMX_SUM); }},
+        {"allreduce datatype", [&] { return rdmx_allreduce(h.ctx, x, y, 8, odd ? RDMX_INT64 : RDMX_DOUBLE, RDMX_SUM); }},
+        {"allreduce op", [&] { return rdmx_allreduce(h.ctx, x, y, 8, RDMX_DOUBLE, odd ? RDMX_MAX : RDMX_SUM); }},
+        {"bcast shorter receiver", [&] { return rdmx_bcast(h.ctx, x, odd ? 32 : 64, 0); }},
+        {"bcast longer receiver", [&] { return rdmx_bcast(h.ctx, x, odd ? 128 : 64, 0); }},
+        {"bcast root", [&] { return rdmx_bcast(h.ctx, x, 64, odd ? other_root : p - 1); }},
+        {"reduce count", [&] { return rdmx_reduce(h.ctx, x, y, odd ? 16 : 8, RDMX_DOUBLE, RDMX_SUM, 0); }},
+        {"reduce_scatter count",
+         [&] { return rdmx_reduce_scatter_block(h.ctx, x, y, odd ? 4 : 8, RDMX_DOUBLE, RDMX_SUM); }},
+        {"allgather len", [&] { return rdmx_allgather(h.ctx, x, odd ? 16 : 64, y); }},
+        {"gather len", [&] { return rdmx_gather(h.ctx, x, odd ? 16 : 64, y, 0); }},
+        {"scatter len", [&] { return rdmx_scatter(h.ctx, x, odd ? 128 : 64, y, 0); }},
+        {"alltoall len", [&] { return rdmx_alltoall(h.ctx, x, odd ? 8 : 64, y); }},
+        {"barrier vs bcast", [&] { return odd ? rdmx_barrier(h.ctx) : rdmx_bcast(h.ctx, x, 64, 0); }},
+    };
+    for (const Mismatch &m : cases) {
+        rdmx_status_t st = RDMX_OK;
+        quiet_unless_rank0(h, [&] { st = m.call(); });
+        const Case c{"mismatch", m.what};
+        if (st == RDMX_ERR_INVALID_ARG) h.pass();
+        else h.failure(c, std::string("expected ") + rdmx_strerror(RDMX_ERR_INVALID_ARG) + ", got " + rdmx_strerror(st));
+        check_no_leaked_requests(h, "mismatch");
+        int64_t one = me + 1, sum = 0;  // still in step?
+        h.require_ok(c, rdmx_allreduce(h.ctx, &one, &sum, 1, RDMX_INT64, RDMX_SUM));
+        if (sum == static_cast<int64_t>(p) * (p + 1) / 2) h.pass();
+        else h.failure(c, "ranks out of step after a mismatch");
+    }
 }
 
 }  // namespace colltest

@@ -17,18 +17,19 @@ struct FakeReg {
     struct Mr {
         uintptr_t start;
         size_t len;
+        uint32_t access;
     };
     std::set<Mr *> live;
     size_t pinned = 0;
     size_t peak = 0;
     int fail_next = 0;
-    static rdmx_status_t reg(void *arg, uintptr_t start, size_t len, void **h) {
+    static rdmx_status_t reg(void *arg, uintptr_t start, size_t len, uint32_t access, void **h) {
         auto *self = static_cast<FakeReg *>(arg);
         if (self->fail_next != 0) {
             self->fail_next = 0;
             return RDMX_ERR_NO_MEMORY;
         }
-        auto *m = new Mr{start, len};
+        auto *m = new Mr{start, len, access};
         self->live.insert(m);
         self->pinned += len;
         if (self->pinned > self->peak) self->peak = self->pinned;
@@ -59,11 +60,11 @@ TEST(RegCache, RepeatedTransferReusesRegistration) {
     FakeReg f;
     RegCache c(f.ops(), 64 * kPage, 16);
     RegCache::Region *r1 = nullptr, *r2 = nullptr, *r3 = nullptr;
-    ASSERT_EQ(c.get(at(0) + 100, 3 * kPage, &r1), RDMX_OK);
+    ASSERT_EQ(c.get(at(0) + 100, 3 * kPage, 0, &r1), RDMX_OK);
     EXPECT_TRUE(covers(r1, at(0) + 100, 3 * kPage));
     c.put(r1);
-    ASSERT_EQ(c.get(at(0) + 100, 3 * kPage, &r2), RDMX_OK);
-    ASSERT_EQ(c.get(at(1), kPage, &r3), RDMX_OK);  // a sub-range hits too
+    ASSERT_EQ(c.get(at(0) + 100, 3 * kPage, 0, &r2), RDMX_OK);
+    ASSERT_EQ(c.get(at(1), kPage, 0, &r3), RDMX_OK);  // a sub-range hits too
     EXPECT_EQ(r1, r2);
     EXPECT_EQ(r1, r3);
     EXPECT_EQ(c.stats().hits, 2u);
@@ -77,10 +78,10 @@ TEST(RegCache, OverlapIsReplacedByUnion) {
     FakeReg f;
     RegCache c(f.ops(), 64 * kPage, 16);
     RegCache::Region *a = nullptr, *b = nullptr, *u = nullptr;
-    ASSERT_EQ(c.get(at(0), 2 * kPage, &a), RDMX_OK);
+    ASSERT_EQ(c.get(at(0), 2 * kPage, 0, &a), RDMX_OK);
     c.put(a);
-    ASSERT_EQ(c.get(at(4), 2 * kPage, &b), RDMX_OK);
-    ASSERT_EQ(c.get(at(1), 4 * kPage, &u), RDMX_OK);  // overlaps both
+    ASSERT_EQ(c.get(at(4), 2 * kPage, 0, &b), RDMX_OK);
+    ASSERT_EQ(c.get(at(1), 4 * kPage, 0, &u), RDMX_OK);  // overlaps both
     EXPECT_TRUE(covers(u, at(0), 6 * kPage));
     EXPECT_EQ(c.stats().regions, 1u);
     EXPECT_EQ(c.stats().merges, 2u);
@@ -95,20 +96,20 @@ TEST(RegCache, EvictsLeastRecentlyUsedWithinBounds) {
     RegCache c(f.ops(), 4 * kPage, 100);
     RegCache::Region *r = nullptr;
     for (size_t i = 0; i < 4; ++i) {
-        ASSERT_EQ(c.get(at(10 * i), kPage, &r), RDMX_OK);
+        ASSERT_EQ(c.get(at(10 * i), kPage, 0, &r), RDMX_OK);
         c.put(r);
     }
-    ASSERT_EQ(c.get(at(0), kPage, &r), RDMX_OK);  // touch the oldest: now newest
+    ASSERT_EQ(c.get(at(0), kPage, 0, &r), RDMX_OK);  // touch the oldest: now newest
     c.put(r);
-    ASSERT_EQ(c.get(at(50), kPage, &r), RDMX_OK);  // evicts page 10, not 0
+    ASSERT_EQ(c.get(at(50), kPage, 0, &r), RDMX_OK);  // evicts page 10, not 0
     c.put(r);
     EXPECT_EQ(c.stats().evictions, 1u);
     EXPECT_LE(f.pinned, 4 * kPage);
     uint64_t misses = c.stats().misses;
-    ASSERT_EQ(c.get(at(0), kPage, &r), RDMX_OK);
+    ASSERT_EQ(c.get(at(0), kPage, 0, &r), RDMX_OK);
     c.put(r);
     EXPECT_EQ(c.stats().misses, misses);
-    ASSERT_EQ(c.get(at(10), kPage, &r), RDMX_OK);
+    ASSERT_EQ(c.get(at(10), kPage, 0, &r), RDMX_OK);
     c.put(r);
     EXPECT_EQ(c.stats().misses, misses + 1);
 }
@@ -118,7 +119,7 @@ TEST(RegCache, RegionCountBound) {
     RegCache c(f.ops(), 1000 * kPage, 3);
     RegCache::Region *r = nullptr;
     for (size_t i = 0; i < 20; ++i) {
-        ASSERT_EQ(c.get(at(2 * i), kPage, &r), RDMX_OK);
+        ASSERT_EQ(c.get(at(2 * i), kPage, 0, &r), RDMX_OK);
         c.put(r);
         EXPECT_LE(c.stats().regions, 3u);
         EXPECT_LE(f.live.size(), 3u);
@@ -129,9 +130,9 @@ TEST(RegCache, BusyRegionsAreNeverEvictedAndBoundHolds) {
     FakeReg f;
     RegCache c(f.ops(), 2 * kPage, 100);
     RegCache::Region *a = nullptr, *b = nullptr, *t = nullptr;
-    ASSERT_EQ(c.get(at(0), kPage, &a), RDMX_OK);
-    ASSERT_EQ(c.get(at(2), kPage, &b), RDMX_OK);
-    ASSERT_EQ(c.get(at(4), kPage, &t), RDMX_OK);  // no idle region to evict: transient
+    ASSERT_EQ(c.get(at(0), kPage, 0, &a), RDMX_OK);
+    ASSERT_EQ(c.get(at(2), kPage, 0, &b), RDMX_OK);
+    ASSERT_EQ(c.get(at(4), kPage, 0, &t), RDMX_OK);  // no idle region to evict: transient
     EXPECT_FALSE(t->cached);
     EXPECT_LE(c.stats().bytes, 2 * kPage);
     EXPECT_EQ(c.stats().transient_bytes, kPage);
@@ -146,7 +147,7 @@ TEST(RegCache, OversizeIsTransient) {
     FakeReg f;
     RegCache c(f.ops(), 2 * kPage, 100);
     RegCache::Region *r = nullptr;
-    ASSERT_EQ(c.get(at(0), 3 * kPage, &r), RDMX_OK);
+    ASSERT_EQ(c.get(at(0), 3 * kPage, 0, &r), RDMX_OK);
     EXPECT_FALSE(r->cached);
     c.put(r);
     EXPECT_TRUE(f.live.empty());
@@ -157,16 +158,16 @@ TEST(RegCache, InvalidationDropsIdleNowAndBusyAtPut) {
     FakeReg f;
     RegCache c(f.ops(), 64 * kPage, 16);
     RegCache::Region *idle = nullptr, *busy = nullptr, *other = nullptr;
-    ASSERT_EQ(c.get(at(0), kPage, &idle), RDMX_OK);
+    ASSERT_EQ(c.get(at(0), kPage, 0, &idle), RDMX_OK);
     c.put(idle);
-    ASSERT_EQ(c.get(at(2), kPage, &busy), RDMX_OK);
-    ASSERT_EQ(c.get(at(8), kPage, &other), RDMX_OK);
+    ASSERT_EQ(c.get(at(2), kPage, 0, &busy), RDMX_OK);
+    ASSERT_EQ(c.get(at(8), kPage, 0, &other), RDMX_OK);
     c.put(other);
     c.invalidate(reinterpret_cast<uintptr_t>(at(0)) + 5, 2 * kPage);  // touches pages 0..2
     EXPECT_EQ(c.stats().invalidations, 2u);
     EXPECT_EQ(f.live.size(), 2u);  // busy + other
     RegCache::Region *again = nullptr;
-    ASSERT_EQ(c.get(at(2), kPage, &again), RDMX_OK);
+    ASSERT_EQ(c.get(at(2), kPage, 0, &again), RDMX_OK);
     EXPECT_NE(again, busy);  // a fresh registration, not the detached one
     c.put(busy);
     c.put(again);
@@ -178,9 +179,9 @@ TEST(RegCache, RegistrationFailureIsReturnedAndNothingLeaks) {
     RegCache c(f.ops(), 64 * kPage, 16);
     RegCache::Region *r = nullptr;
     f.fail_next = 1;
-    EXPECT_EQ(c.get(at(0), kPage, &r), RDMX_ERR_NO_MEMORY);
+    EXPECT_EQ(c.get(at(0), kPage, 0, &r), RDMX_ERR_NO_MEMORY);
     EXPECT_EQ(c.stats().regions, 0u);
-    ASSERT_EQ(c.get(at(0), kPage, &r), RDMX_OK);
+    ASSERT_EQ(c.get(at(0), kPage, 0, &r), RDMX_OK);
     c.put(r);
 }
 
@@ -188,10 +189,10 @@ TEST(RegCache, RecordedReleaseIsSeenByTheNextGet) {
     FakeReg f;
     RegCache c(f.ops(), 64 * kPage, 16);
     RegCache::Region *r = nullptr;
-    ASSERT_EQ(c.get(at(0), kPage, &r), RDMX_OK);
+    ASSERT_EQ(c.get(at(0), kPage, 0, &r), RDMX_OK);
     c.put(r);
     memhooks::record(reinterpret_cast<uintptr_t>(at(0)), kPage);
-    ASSERT_EQ(c.get(at(0), kPage, &r), RDMX_OK);
+    ASSERT_EQ(c.get(at(0), kPage, 0, &r), RDMX_OK);
     EXPECT_EQ(c.stats().misses, 2u);
     EXPECT_EQ(c.stats().invalidations, 1u);
     c.put(r);
@@ -201,10 +202,10 @@ TEST(RegCache, LostReleaseEventsFlushEverything) {
     FakeReg f;
     RegCache c(f.ops(), 64 * kPage, 16);
     RegCache::Region *r = nullptr;
-    ASSERT_EQ(c.get(at(0), kPage, &r), RDMX_OK);
+    ASSERT_EQ(c.get(at(0), kPage, 0, &r), RDMX_OK);
     c.put(r);
     for (int i = 0; i < 5000; ++i) memhooks::record(0x10, 1);  // more than the ring holds
-    ASSERT_EQ(c.get(at(0), kPage, &r), RDMX_OK);
+    ASSERT_EQ(c.get(at(0), kPage, 0, &r), RDMX_OK);
     EXPECT_EQ(c.stats().flushes, 1u);
     EXPECT_EQ(c.stats().misses, 2u);
     c.put(r);
@@ -281,6 +282,35 @@ TEST_F(MemHooks, ShrinkingBreakIsSeen) {
     ASSERT_NE(sbrk(-static_cast<intptr_t>(4 * kPage)), reinterpret_cast<void *>(-1));
     EXPECT_EQ(sbrk(0), top);
     EXPECT_TRUE(saw(cur, top, 4 * kPage));
+}
+
+// A region registered for one access is never handed out for another, nor
+// merged with one: a get sender's REMOTE_READ pages must not become a put
+// receiver's REMOTE_WRITE pages (or the other way round) through the cache.
+TEST(RegCache, AccessKeysRegions) {
+    constexpr uint32_t kRead = 4, kWrite = 2;  // any distinct values: opaque to the cache
+    FakeReg f;
+    RegCache c(f.ops(), 64 * kPage, 16);
+    RegCache::Region *rd = nullptr, *wr = nullptr, *rd2 = nullptr, *wide = nullptr;
+    ASSERT_EQ(c.get(at(0), 2 * kPage, kRead, &rd), RDMX_OK);
+    ASSERT_EQ(c.get(at(0), 2 * kPage, kWrite, &wr), RDMX_OK);
+    EXPECT_NE(rd, wr) << "a REMOTE_READ region was handed out for REMOTE_WRITE";
+    EXPECT_EQ(static_cast<FakeReg::Mr *>(rd->handle)->access, kRead);
+    EXPECT_EQ(static_cast<FakeReg::Mr *>(wr->handle)->access, kWrite);
+    ASSERT_EQ(c.get(at(1), kPage, kRead, &rd2), RDMX_OK);
+    EXPECT_EQ(rd2, rd) << "same access, covered range: a hit";
+    // Overlapping a write region: only same-access regions are merged.
+    ASSERT_EQ(c.get(at(1), 4 * kPage, kWrite, &wide), RDMX_OK);
+    EXPECT_EQ(static_cast<FakeReg::Mr *>(wide->handle)->access, kWrite);
+    EXPECT_EQ(c.stats().merges, 1u);
+    c.put(rd);
+    c.put(rd2);
+    c.put(wr);
+    c.put(wide);
+    // Freed memory drops the regions of every access.
+    c.invalidate(reinterpret_cast<uintptr_t>(at(0)), 8 * kPage);
+    EXPECT_EQ(c.stats().regions, 0u);
+    EXPECT_EQ(f.live.size(), 0u);
 }
 
 }  // namespace
