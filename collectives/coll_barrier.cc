@@ -11,7 +11,7 @@ namespace {
 // Round k: signal rank + 2^k, wait for rank - 2^k. After the last round every
 // rank has (transitively) heard from every other one.
 rdmx_status_t barrier_dissemination(const Comm &c) {
-    return agree(c, "rdmx_barrier", Signature{Kind::Barrier, 0, -1, -1, -1});
+    return agree(c, "rdmx_barrier", Signature{Kind::Barrier, 0, -1, -1, -1}, /*even_if_off=*/true);
 }
 
 }  // namespace

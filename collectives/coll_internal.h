@@ -135,8 +135,9 @@ struct Signature {
  * exchange). On disagreement every rank logs its own arguments and returns
  * RDMX_ERR_INVALID_ARG before any data moves: no rank mixes unset scratch
  * into its result, truncates, or waits for a message that never comes.
+ * RDMX_COLL_CHECK=0 skips it, unless even_if_off (the barrier, which it is).
  */
-rdmx_status_t agree(const Comm &c, const char *fn, const Signature &s);
+rdmx_status_t agree(const Comm &c, const char *fn, const Signature &s, bool even_if_off = false);
 
 /** One step with at most one send and one receive; a peer < 0 means "none". */
 rdmx_status_t exchange(const Comm &c, const void *sbuf, size_t slen, int dest, void *rbuf, size_t rlen,
