@@ -352,7 +352,7 @@ static int progress_fatal(Ctx *c) {
 }
 
 int progress_locked(Ctx *c, bool housekeeping) {
-    if (!c->transport) return 0;
+    if (!c->transport || c->closed) return 0;
     if (c->fatal.load(std::memory_order_relaxed) != 0) return progress_fatal(c);
     int n = poll_batch(c);
     if (n < 0) {
