@@ -2,6 +2,7 @@
 // the engine under the context lock. No exception crosses this boundary.
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <optional>
@@ -45,6 +46,7 @@ rdmx_status_t guarded(const char *fn, F &&f) noexcept {
 // tests, probes, cancel): finalize wakes them and waits for them to leave
 // before it frees anything.
 constexpr size_t kMaxLive = 64;
+constexpr size_t kMaxLen = PTRDIFF_MAX;  // sizes above this are negative numbers passed as size_t
 constexpr uintptr_t kClosing = 1;  // contexts are at least 8-byte aligned
 constexpr double kUsersDrainSeconds = 10.0;
 
@@ -130,6 +132,11 @@ rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, int space, const voi
                         int peer, bool any_ok, int tag, const void *req_p) {
     if (rdmx_status_t st = check_ctx(fn, ctx)) return st;
     if (buf == nullptr && len != 0) RDMX_BAD_ARG("%s: buf is NULL with len %zu", fn, len);
+    // A range past the address space's end would reach the peer, which
+    // rejects it and drops us as a protocol offender.
+    if (len > kMaxLen) RDMX_BAD_ARG("%s: len %zu is above the largest message (%zu bytes)", fn, len, kMaxLen);
+    if (reinterpret_cast<uintptr_t>(buf) + len < reinterpret_cast<uintptr_t>(buf))
+        RDMX_BAD_ARG("%s: buf %p + len %zu wraps past the end of the address space", fn, buf, len);
     if (space < 0 || static_cast<unsigned>(space) >= rdmx::kNumSpaces) RDMX_BAD_ARG("%s: tag space %d unknown", fn, space);
     if (peer >= ctx->size || peer < (any_ok ? RDMX_ANY_SOURCE : 0))
         RDMX_BAD_ARG("%s: rank %d out of range [0, %d)%s", fn, peer, ctx->size, any_ok ? " or RDMX_ANY_SOURCE" : "");

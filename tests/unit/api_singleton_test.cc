@@ -613,6 +613,33 @@ TEST_F(ApiSingleton, BadArgumentsAreInvalidAndChangeNothing) {
     EXPECT_EQ(w, 8);
 }
 
+// A length beyond the address space (a negative size passed as size_t, or a
+// range that wraps past its end) is refused at the call: sent on, it would
+// reach the peer, which rejects the RTS and drops us as a protocol offender.
+TEST_F(ApiSingleton, LengthsBeyondTheAddressSpaceAreRejected) {
+    char buf[16] = {};
+    char *top = reinterpret_cast<char *>(std::numeric_limits<uintptr_t>::max() - 15);  // never dereferenced
+    const size_t beyond = static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max()) + 1;
+    struct Case {
+        void *buf;
+        size_t len;
+    };
+    const Case cases[] = {{buf, std::numeric_limits<size_t>::max()}, {buf, beyond}, {top, 16}, {top, kMiB}};
+    int tag = 100;
+    for (const Case &k : cases) {
+        rdmx_request_h r = nullptr;
+        EXPECT_EQ(rdmx_isend(ctx, k.buf, k.len, 0, tag, &r), RDMX_ERR_INVALID_ARG) << k.buf << " + " << k.len;
+        EXPECT_EQ(r, nullptr);
+        EXPECT_EQ(rdmx_irecv(ctx, k.buf, k.len, 0, tag, &r), RDMX_ERR_INVALID_ARG) << k.buf << " + " << k.len;
+        EXPECT_EQ(r, nullptr);
+        EXPECT_EQ(rdmx_send(ctx, k.buf, k.len, 0, tag), RDMX_ERR_INVALID_ARG);
+        ++tag;
+    }
+    int found = 1;
+    EXPECT_EQ(rdmx_iprobe(ctx, RDMX_ANY_SOURCE, RDMX_ANY_TAG, &found, nullptr), RDMX_OK);
+    EXPECT_EQ(found, 0) << "a refused send still queued a message";
+}
+
 // A C caller may pass any int as a tag space: it must be refused, not be
 // undefined behaviour (the Asan build type aborts on the latter).
 TEST_F(ApiSingleton, TagSpaceOutOfEnumRangeFromC) {
