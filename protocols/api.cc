@@ -197,6 +197,7 @@ rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p) {
     *ctx_p = nullptr;
     if (cfg != nullptr && cfg->struct_size != sizeof(rdmx_config_t))
         RDMX_BAD_ARG("rdmx_init: cfg->struct_size %zu (call rdmx_config_init first)", cfg->struct_size);
+    rdmx::fork_protect();  // before this context registers anything
     return guarded("rdmx_init", [&] {
         auto *c = new rdmx_context;
         rdmx_status_t st = rdmx::context_init(c, cfg);

@@ -272,9 +272,9 @@ void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::Rnd
         req_complete(c, r, d.length > r->len ? RDMX_ERR_TRUNCATE : RDMX_OK);
         return;
     }
-    rdmx_status_t st = c->rcache ? c->rcache->get(r->buf, r->copy_len, &r->region)
-                                 : register_memory(c->dev.pd(), c->dev.name(), r->buf, r->copy_len,
-                                                   IBV_ACCESS_LOCAL_WRITE, &r->mr);
+    rdmx_status_t st = c->rcache ? c->rcache->get(r->buf, r->copy_len, &r->region) : RDMX_ERR_NO_MEMORY;
+    if (st != RDMX_OK)  // uncached (or pages the cache cannot take): this transfer alone, logged if it fails
+        st = register_memory(c->dev.pd(), c->dev.name(), r->buf, r->copy_len, IBV_ACCESS_LOCAL_WRITE, &r->mr);
     if (st != RDMX_OK) {
         send_fin(c, ep, cookie, st);
         req_complete(c, r, st);
