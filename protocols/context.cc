@@ -1,6 +1,7 @@
 // Context bring-up and tear-down: bootstrap, device, interface, full mesh,
 // progress; and the reverse, with deadlines on everything that waits.
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -231,6 +232,7 @@ rdmx_status_t context_finalize(Ctx *c) {
 
 rdmx_context::~rdmx_context() {
     rdmx::req_pool_retire(this);  // before the PD goes: requests may hold registrations
+    if (wake_fd >= 0) close(wake_fd);
     for (uint8_t s = 0; s < rdmx::kNumSpaces; ++s)
         while (rdmx::UnexpEntry *u = matcher.find_unexpected({s, rdmx::kAnySource, rdmx::kAnyTag}, true))
             delete static_cast<rdmx::Unexp *>(u);

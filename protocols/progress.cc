@@ -607,8 +607,8 @@ void stop_progress_thread(Ctx *c) {
         (void)w;
     }
     if (c->progress_thread.joinable()) c->progress_thread.join();
-    if (c->wake_fd >= 0) close(c->wake_fd);
-    c->wake_fd = -1;
+    // The eventfd stays open until the context is freed: threads still
+    // waiting while finalize runs read wake_fd (see ~rdmx_context).
 }
 
 }  // namespace rdmx
