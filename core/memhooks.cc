@@ -39,8 +39,8 @@ std::atomic<bool> g_installed{false};
 // Called by the trampolines (below) with the system call's number and its
 // first five arguments, just before the kernel sees them. It only records:
 // libc's own code around the call (errno, __curbrk, ...) runs unchanged.
-extern "C" void rdmx_memhooks_on_syscall(long nr, uintptr_t a0, uintptr_t a1, uintptr_t a2, uintptr_t a3,
-                                         uintptr_t a4) {
+void on_syscall(long nr, uintptr_t a0, uintptr_t a1, uintptr_t a2, uintptr_t a3,
+                uintptr_t a4) {
     switch (nr) {
     case SYS_munmap: record(a0, a1); break;
     case SYS_mmap:
@@ -82,7 +82,7 @@ constexpr int kTextProt = PROT_READ | PROT_EXEC;
 
 // A trampoline: saves what the system call would have kept (every argument
 // register, flags, the x87/SSE state) and skips the red zone, calls
-// rdmx_memhooks_on_syscall(nr, rdi, rsi, rdx, r10, r8), restores, then does
+// on_syscall(nr, rdi, rsi, rdx, r10, r8), restores, then does
 // what the replaced instruction did (mov $nr,%eax) and jumps back to the
 // `syscall` instruction. rcx and r11 are free: the system call clobbers them.
 size_t emit_trampoline(uint8_t *t, uint32_t nr, const uint8_t *resume) {
@@ -114,7 +114,7 @@ size_t emit_trampoline(uint8_t *t, uint32_t nr, const uint8_t *resume) {
     put(kSave, sizeof(kSave));
     put8(0xbf);  // mov $nr,%edi
     put(&nr, 4);
-    const auto fn = reinterpret_cast<uint64_t>(&rdmx_memhooks_on_syscall);
+    const auto fn = reinterpret_cast<uint64_t>(&on_syscall);
     put8(0x48), put8(0xb8), put(&fn, 8);  // movabs $fn,%rax
     put8(0xff), put8(0xd0);               // call *%rax
     put(kRestore, sizeof(kRestore));
