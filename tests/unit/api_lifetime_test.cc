@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "protocols/context.h"  // app_waiting: which threads are blocked inside
 #include "rdmx/rdmx.h"
 
 extern char **environ;
@@ -143,7 +144,11 @@ TEST(ApiLifetime, FinalizeWakesBlockedThreads) {
         st_probe = rdmx_probe(ctx, 0, 13, nullptr);
         left.fetch_add(1);
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let them block
+    // All three inside the library's wait loop (each holds a WaitScope).
+    const auto blocked_by = std::chrono::steady_clock::now() + kWakeDeadline;
+    while (ctx->app_waiting.load() < 3 && std::chrono::steady_clock::now() < blocked_by)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_EQ(ctx->app_waiting.load(), 3) << "the waiting threads never blocked";
     EXPECT_EQ(left.load(), 0);
     EXPECT_EQ(rdmx_finalize(ctx), RDMX_OK);
     const auto until = std::chrono::steady_clock::now() + kWakeDeadline;
