@@ -204,6 +204,7 @@ void cancel_leftovers(Ctx *c) {
         }
     }
     c->closed = true;
+    note_change(c);  // wakes blocked probes (under the lock, like every note_change)
     if (in_flight != 0)
         RDMX_WARN("finalize: %zu send(s) or transfer(s) still in flight completed with RDMX_ERR_CANCELED", in_flight);
     if (c->live_reqs != 0)
@@ -222,9 +223,7 @@ rdmx_status_t context_finalize(Ctx *c) {
         stop_progress_thread(c);
     }
     cancel_leftovers(c);
-    // Threads asleep in a wait or a probe: their requests are done now.
-    note_change(c);
-    notify_waiters(c);
+    notify_waiters(c);  // threads asleep in a wait or a probe: their requests are done now
     return RDMX_OK;
 }
 
