@@ -15,7 +15,10 @@ set_target_properties(rdmx PROPERTIES
   VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
   C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
   LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/rdmx.map)
-target_link_options(rdmx PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/rdmx.map -Wl,--no-undefined)
+# -z nodelete: the memory hooks (core/memhooks.h) leave libc jumping into
+# this library's code for the rest of the process, so dlclose must not unmap it.
+target_link_options(rdmx PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/rdmx.map -Wl,--no-undefined
+  -Wl,-z,nodelete)
 
 add_library(rdmx_static STATIC ${_rdmx_objs})
 set_target_properties(rdmx_static PROPERTIES OUTPUT_NAME rdmx)

@@ -308,6 +308,10 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
         RDMX_ERROR("config: RDMX_EAGER_LIMIT=%zu out of range [64, 1 MiB]", eager_limit);
         return RDMX_ERR_INVALID_ARG;
     }
+    if (rndv_thresh == 0) {  // a zero-length message would go by rendezvous: an RTS peers reject
+        RDMX_ERROR("config: RDMX_RNDV_THRESH=0: the smallest rendezvous message must be at least 1 byte");
+        return RDMX_ERR_INVALID_ARG;
+    }
     if (rndv_thresh > eager_limit + 1) {
         RDMX_WARN("config: RDMX_RNDV_THRESH=%zu above eager limit %zu + 1: using %zu", rndv_thresh, eager_limit,
                   eager_limit + 1);

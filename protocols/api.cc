@@ -1,9 +1,14 @@
 // The public C API: argument checks (a log line naming the argument), then
 // the engine under the context lock. No exception crosses this boundary.
-#include <optional>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <new>
+#include <optional>
+#include <thread>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "protocols/context.h"
 
@@ -33,10 +38,84 @@ rdmx_status_t guarded(const char *fn, F &&f) noexcept {
     }
 }
 
+// ---- live contexts ---------------------------------------------------------
+// A finalized context is freed, so a handle is checked against this table of
+// live ones, never by reading the memory behind it. A slot's word is the
+// context's address, with kClosing set once rdmx_finalize has begun. `users`
+// counts the calls that may still run when another thread finalizes (waits,
+// tests, probes, cancel): finalize wakes them and waits for them to leave
+// before it frees anything.
+constexpr size_t kMaxLive = 64;
+constexpr size_t kMaxLen = PTRDIFF_MAX;  // sizes above this are negative numbers passed as size_t
+constexpr uintptr_t kClosing = 1;  // contexts are at least 8-byte aligned
+constexpr double kUsersDrainSeconds = 10.0;
+
+struct LiveSlot {
+    std::atomic<uintptr_t> word{0};
+    std::atomic<int> users{0};
+};
+LiveSlot g_live[kMaxLive];
+
+uintptr_t addr_of(const Ctx *c) { return reinterpret_cast<uintptr_t>(c); }
+
+// The slot whose word is exactly `want` (loads only: the common case of one
+// context finds it in the first slot).
+LiveSlot *find_slot(uintptr_t want) {
+    for (LiveSlot &s : g_live)
+        if (s.word.load(std::memory_order_acquire) == want) return &s;
+    return nullptr;
+}
+
+bool live(const Ctx *c) { return c != nullptr && find_slot(addr_of(c)) != nullptr; }
+
+bool register_live(Ctx *c) {
+    for (LiveSlot &s : g_live) {
+        uintptr_t empty = 0;
+        if (s.word.compare_exchange_strong(empty, addr_of(c), std::memory_order_acq_rel)) return true;
+    }
+    return false;
+}
+
+// Holds a context alive for the length of a call (see g_live). seq_cst on
+// both sides: either the pin sees kClosing, or finalize sees the pin.
+class Pin {
+public:
+    explicit Pin(const Ctx *c) : slot_(c != nullptr ? find_slot(addr_of(c)) : nullptr) {
+        if (slot_ == nullptr) return;
+        slot_->users.fetch_add(1, std::memory_order_seq_cst);
+        if (slot_->word.load(std::memory_order_seq_cst) != addr_of(c)) release();
+    }
+    ~Pin() { release(); }
+    Pin(const Pin &) = delete;
+    Pin &operator=(const Pin &) = delete;
+    explicit operator bool() const { return slot_ != nullptr; }
+
+private:
+    void release() {
+        if (slot_ != nullptr) slot_->users.fetch_sub(1, std::memory_order_release);
+        slot_ = nullptr;
+    }
+    LiveSlot *slot_;
+};
+
 rdmx_status_t check_ctx(const char *fn, rdmx_context_h ctx) {
     if (ctx == nullptr) RDMX_BAD_ARG("%s: ctx is NULL", fn);
-    if (ctx->finalized.load(std::memory_order_acquire)) RDMX_BAD_ARG("%s: ctx was finalized", fn);
+    if (!live(ctx)) RDMX_BAD_ARG("%s: ctx %p is not a live context (finalized, or never initialised)", fn, (void *)ctx);
     if (int f = ctx->fatal.load(std::memory_order_relaxed)) return static_cast<rdmx_status_t>(f);
+    return RDMX_OK;
+}
+
+// A request handle: its memory is never unmapped (request chunks outlive
+// their context, see req_pool_retire), so reading it is safe; its context
+// must be live and pinned before anything else is read, and the request
+// must not be back in the pool (a second wait on a copy of the handle).
+rdmx_status_t check_req(const char *fn, rdmx_request *r, std::optional<Pin> *pin) {
+    Ctx *c = r->ctx;
+    if (c == nullptr || !pin->emplace(c) || r->ctx != c)
+        RDMX_BAD_ARG("%s: request %p belongs to no live context (its context was finalized)", fn, (void *)r);
+    if (r->pooled)
+        RDMX_BAD_ARG("%s: request %p was already completed and freed (a second test/wait on a copy of the handle?)",
+                     fn, (void *)r);
     return RDMX_OK;
 }
 
@@ -53,6 +132,11 @@ rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, int space, const voi
                         int peer, bool any_ok, int tag, const void *req_p) {
     if (rdmx_status_t st = check_ctx(fn, ctx)) return st;
     if (buf == nullptr && len != 0) RDMX_BAD_ARG("%s: buf is NULL with len %zu", fn, len);
+    // A range past the address space's end would reach the peer, which
+    // rejects it and drops us as a protocol offender.
+    if (len > kMaxLen) RDMX_BAD_ARG("%s: len %zu is above the largest message (%zu bytes)", fn, len, kMaxLen);
+    if (reinterpret_cast<uintptr_t>(buf) + len < reinterpret_cast<uintptr_t>(buf))
+        RDMX_BAD_ARG("%s: buf %p + len %zu wraps past the end of the address space", fn, buf, len);
     if (space < 0 || static_cast<unsigned>(space) >= rdmx::kNumSpaces) RDMX_BAD_ARG("%s: tag space %d unknown", fn, space);
     if (peer >= ctx->size || peer < (any_ok ? RDMX_ANY_SOURCE : 0))
         RDMX_BAD_ARG("%s: rank %d out of range [0, %d)%s", fn, peer, ctx->size, any_ok ? " or RDMX_ANY_SOURCE" : "");
@@ -113,6 +197,7 @@ rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p) {
     *ctx_p = nullptr;
     if (cfg != nullptr && cfg->struct_size != sizeof(rdmx_config_t))
         RDMX_BAD_ARG("rdmx_init: cfg->struct_size %zu (call rdmx_config_init first)", cfg->struct_size);
+    rdmx::fork_protect();  // before this context registers anything
     return guarded("rdmx_init", [&] {
         auto *c = new rdmx_context;
         rdmx_status_t st = rdmx::context_init(c, cfg);
@@ -121,23 +206,47 @@ rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p) {
             delete c;
             return st;
         }
+        if (!register_live(c)) {
+            RDMX_ERROR("rdmx_init: more than %zu contexts alive at once; finalize one first", kMaxLive);
+            (void)rdmx::context_finalize(c);
+            delete c;
+            return RDMX_ERR_NO_MEMORY;
+        }
         *ctx_p = c;
         return RDMX_OK;
     });
 }
 
+// Threads still inside a wait, test or probe on the context were woken by
+// context_finalize (their requests completed with CANCELED); the context is
+// freed only once every one has left. One stuck past the deadline leaks the
+// context instead: better than freeing memory a thread still reads.
 rdmx_status_t rdmx_finalize(rdmx_context_h ctx) {
     if (ctx == nullptr) RDMX_BAD_ARG("rdmx_finalize: ctx is NULL");
-    if (ctx->finalized.exchange(true)) RDMX_BAD_ARG("rdmx_finalize: ctx was finalized already");
+    LiveSlot *slot = find_slot(addr_of(ctx));
+    uintptr_t word = addr_of(ctx);
+    if (slot == nullptr || !slot->word.compare_exchange_strong(word, word | kClosing, std::memory_order_seq_cst))
+        RDMX_BAD_ARG("rdmx_finalize: ctx %p is not a live context (finalized already?)", (void *)ctx);
+    ctx->finalized.store(true, std::memory_order_release);
     return guarded("rdmx_finalize", [&] {
         rdmx_status_t st = rdmx::context_finalize(ctx);
+        rdmx::Deadline d(kUsersDrainSeconds);
+        while (slot->users.load(std::memory_order_seq_cst) != 0) {
+            if (d.expired()) {
+                RDMX_ERROR("rdmx_finalize: %d thread(s) still inside a call on this context after %.0f s; "
+                           "leaving the context allocated", slot->users.load(), kUsersDrainSeconds);
+                return st;
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        }
         delete ctx;
+        slot->word.store(0, std::memory_order_release);
         return st;
     });
 }
 
-int rdmx_rank(rdmx_context_h ctx) { return ctx != nullptr && !ctx->finalized.load() ? ctx->rank : -1; }
-int rdmx_size(rdmx_context_h ctx) { return ctx != nullptr && !ctx->finalized.load() ? ctx->size : -1; }
+int rdmx_rank(rdmx_context_h ctx) { return live(ctx) ? ctx->rank : -1; }
+int rdmx_size(rdmx_context_h ctx) { return live(ctx) ? ctx->size : -1; }
 
 rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len, int dest,
                             int tag, rdmx_request_h *req_p) {
@@ -183,6 +292,8 @@ rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info_t *info_
         *done_p = 1;
         return RDMX_OK;
     }
+    std::optional<Pin> pin;
+    if (rdmx_status_t st = check_req("rdmx_test", *req, &pin)) return st;
     return guarded("rdmx_test", [&] {
         if ((*req)->done.load(std::memory_order_acquire) == 0) {
             rdmx::note_app_call((*req)->ctx);
@@ -197,6 +308,8 @@ rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info_t *info_
 rdmx_status_t rdmx_wait(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
     if (req == nullptr) RDMX_BAD_ARG("rdmx_wait: req is NULL");
     if (*req == nullptr) return RDMX_OK;
+    std::optional<Pin> pin;
+    if (rdmx_status_t st = check_req("rdmx_wait", *req, &pin)) return st;
     return guarded("rdmx_wait", [&] {
         rdmx::wait_request((*req)->ctx, *req);
         return finish(req, info_p);
@@ -208,9 +321,14 @@ rdmx_status_t rdmx_waitall(size_t n, rdmx_request_h reqs[], rdmx_msg_info_t info
     rdmx_status_t first = RDMX_OK;
     // One wait scope across the whole array (all of one context, the usual
     // case): the progress thread stays asleep between the individual waits.
+    // An invalid handle gets no scope; its own wait below reports it.
+    std::optional<Pin> pin;
     std::optional<rdmx::WaitScope> scope;
-    for (size_t i = 0; i < n && !scope; ++i)
-        if (reqs[i] != nullptr) scope.emplace(reqs[i]->ctx);
+    for (size_t i = 0; i < n && !scope; ++i) {
+        if (reqs[i] == nullptr) continue;
+        if (check_req("rdmx_waitall", reqs[i], &pin) == RDMX_OK) scope.emplace(reqs[i]->ctx);
+        break;
+    }
     for (size_t i = 0; i < n; ++i) {
         rdmx_status_t st = rdmx_wait(&reqs[i], infos != nullptr ? &infos[i] : nullptr);
         if (st != RDMX_OK && first == RDMX_OK) first = st;
@@ -232,7 +350,7 @@ rdmx_status_t rdmx_waitany(size_t n, rdmx_request_h reqs[], size_t *index_p, rdm
             any = true;
             int done = 0;
             rdmx_status_t st = rdmx_test(&reqs[i], &done, info_p);
-            if (done) {
+            if (done || st != RDMX_INPROGRESS) {  // completed, or an invalid handle
                 *index_p = i;
                 return st;
             }
@@ -242,6 +360,8 @@ rdmx_status_t rdmx_waitany(size_t n, rdmx_request_h reqs[], size_t *index_p, rdm
             std::this_thread::yield();
             continue;
         }
+        Pin pin(one);
+        if (!pin) continue;  // finalized meanwhile: rdmx_test above reports it
         rdmx_status_t st = guarded("rdmx_waitany", [&] {
             rdmx::wait_any(one, reqs, n);
             return RDMX_OK;
@@ -252,6 +372,8 @@ rdmx_status_t rdmx_waitany(size_t n, rdmx_request_h reqs[], size_t *index_p, rdm
 
 rdmx_status_t rdmx_cancel(rdmx_request_h req) {
     if (req == nullptr) RDMX_BAD_ARG("rdmx_cancel: req is NULL");
+    std::optional<Pin> pin;
+    if (rdmx_status_t st = check_req("rdmx_cancel", req, &pin)) return st;
     Ctx *c = req->ctx;
     std::lock_guard<rdmx::SpinLock> g(c->lock);
     if (req->kind == ReqKind::kRecv && req->done.load() == 0 && !req->matched && req->node.linked()) {
@@ -265,8 +387,10 @@ rdmx_status_t rdmx_cancel(rdmx_request_h req) {
 rdmx_status_t rdmx_iprobe(rdmx_context_h ctx, int source, int tag, int *found_p, rdmx_msg_info_t *info_p) {
     if (found_p == nullptr) RDMX_BAD_ARG("rdmx_iprobe: found_p is NULL");
     *found_p = 0;
+    Pin pin(ctx);
     if (rdmx_status_t st = check_p2p("rdmx_iprobe", ctx, RDMX_TAGSPACE_USER, nullptr, 0, source, true, tag, found_p))
         return st;
+    if (!pin) RDMX_BAD_ARG("rdmx_iprobe: ctx %p is being finalized", (void *)ctx);
     rdmx::note_app_call(ctx);
     rdmx::progress(ctx, false);
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
@@ -279,11 +403,14 @@ rdmx_status_t rdmx_iprobe(rdmx_context_h ctx, int source, int tag, int *found_p,
 
 rdmx_status_t rdmx_probe(rdmx_context_h ctx, int source, int tag, rdmx_msg_info_t *info_p) {
     for (;;) {
+        Pin pin(ctx);
+        if (!pin) return check_ctx("rdmx_probe", ctx);
         // Read before looking, so a message arriving in between wakes the wait below.
-        const uint64_t seen = ctx != nullptr ? ctx->change_epoch.load(std::memory_order_seq_cst) : 0;
+        const uint64_t seen = ctx->change_epoch.load(std::memory_order_seq_cst);
         int found = 0;
         rdmx_status_t st = rdmx_iprobe(ctx, source, tag, &found, info_p);
         if (st != RDMX_OK || found) return st;
+        if (ctx->finalized.load(std::memory_order_acquire)) return RDMX_ERR_CANCELED;
         {
             std::lock_guard<rdmx::SpinLock> g(ctx->lock);
             if (source >= 0 && source != ctx->rank &&
@@ -295,6 +422,7 @@ rdmx_status_t rdmx_probe(rdmx_context_h ctx, int source, int tag, rdmx_msg_info_
             return RDMX_OK;
         });
         if (st != RDMX_OK) return st;
+        if (ctx->finalized.load(std::memory_order_acquire)) return RDMX_ERR_CANCELED;
     }
 }
 
@@ -327,7 +455,8 @@ rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats) {
 }
 
 int rdmx_progress(rdmx_context_h ctx) {
-    if (ctx == nullptr || ctx->finalized.load()) return 0;
+    Pin pin(ctx);
+    if (!pin || ctx->finalized.load(std::memory_order_acquire)) return 0;
     try {
         return rdmx::progress(ctx, true);
     } catch (...) {

@@ -1,6 +1,7 @@
 // Context bring-up and tear-down: bootstrap, device, interface, full mesh,
 // progress; and the reverse, with deadlines on everything that waits.
 #include <arpa/inet.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -190,14 +191,30 @@ void drain(Ctx *c, double timeout) {
 }
 
 // Requests still pending at finalize are an application error (as in MPI):
-// complete what is posted with RDMX_ERR_CANCELED so no thread waits forever,
-// and say so; their handles die with the context.
+// complete every one with RDMX_ERR_CANCELED (posted receives, and sends or
+// transfers a peer never finished) so no thread waits forever, and say so.
+// Nothing is polled afterwards (`closed`): the QPs are gone, and a late flush
+// completion must not land on a request its waiter has already freed.
 void cancel_leftovers(Ctx *c) {
     std::lock_guard<SpinLock> g(c->lock);
     c->matcher.for_each_posted([&](PostedEntry *pe) {
         c->matcher.cancel(pe);
         req_complete(c, static_cast<rdmx_request *>(pe), RDMX_ERR_CANCELED);
     });
+    size_t in_flight = 0;
+    for (auto &chunk : c->req_chunks) {
+        for (size_t i = 0; i < kReqChunk; ++i) {
+            rdmx_request *r = &chunk[i];
+            if (r->pooled || r->done.load(std::memory_order_relaxed) != 0) continue;
+            if (r->link.linked()) List::unlink(&r->link);
+            req_complete(c, r, RDMX_ERR_CANCELED);
+            ++in_flight;
+        }
+    }
+    c->closed = true;
+    note_change(c);  // wakes blocked probes (under the lock, like every note_change)
+    if (in_flight != 0)
+        RDMX_WARN("finalize: %zu send(s) or transfer(s) still in flight completed with RDMX_ERR_CANCELED", in_flight);
     if (c->live_reqs != 0)
         RDMX_WARN("finalize: %zu request handle(s) were never completed with rdmx_test/rdmx_wait; they are "
                   "invalid from now on", c->live_reqs);
@@ -214,12 +231,15 @@ rdmx_status_t context_finalize(Ctx *c) {
         stop_progress_thread(c);
     }
     cancel_leftovers(c);
+    notify_waiters(c);  // threads asleep in a wait or a probe: their requests are done now
     return RDMX_OK;
 }
 
 }  // namespace rdmx
 
 rdmx_context::~rdmx_context() {
+    rdmx::req_pool_retire(this);  // before the PD goes: requests may hold registrations
+    if (wake_fd >= 0) close(wake_fd);
     for (uint8_t s = 0; s < rdmx::kNumSpaces; ++s)
         while (rdmx::UnexpEntry *u = matcher.find_unexpected({s, rdmx::kAnySource, rdmx::kAnyTag}, true))
             delete static_cast<rdmx::Unexp *>(u);

@@ -87,6 +87,7 @@ struct rdmx_context {
     size_t held_bufs = 0;
     std::vector<int> stalled;             // peers with queued sends
     rdmx_request *free_reqs = nullptr;
+    bool closed = false;                  // finalize cancelled everything: nothing polls any more
     size_t live_reqs = 0;                 // handles not yet freed by test/wait
     std::vector<std::unique_ptr<rdmx_request[]>> req_chunks;
     unsigned poll_calls = 0;
@@ -133,6 +134,9 @@ rdmx_status_t context_finalize(Ctx *c);
 rdmx_request *req_alloc(Ctx *c, ReqKind kind);
 void req_free(Ctx *c, rdmx_request *r);
 void req_complete(Ctx *c, rdmx_request *r, rdmx_status_t st);
+constexpr size_t kReqChunk = 256;  // requests per pool chunk
+// Hands the context's request chunks to the process (see req_alloc).
+void req_pool_retire(Ctx *c);
 // A message became unexpected or a peer was lost: wakes rdmx_probe.
 void note_change(Ctx *c);
 

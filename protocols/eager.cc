@@ -3,6 +3,7 @@
 // against posted receives or kept as unexpected, within a bound, with
 // credits as back-pressure.
 #include <cstring>
+#include <mutex>
 
 #include "core/log.h"
 #include "protocols/context.h"
@@ -11,12 +12,50 @@ namespace rdmx {
 
 // ---- request pool ----------------------------------------------------------
 
+// Request memory is never freed: a finalized context's chunks wait here for
+// the next context. So a stale handle (used after finalize, or waited twice)
+// always points at a readable request marked `pooled`, and the API reports
+// it instead of reading freed memory.
+static std::mutex g_retired_mu;
+static std::vector<std::unique_ptr<rdmx_request[]>> g_retired;
+
+static std::unique_ptr<rdmx_request[]> take_chunk() {
+    {
+        std::lock_guard<std::mutex> g(g_retired_mu);
+        if (!g_retired.empty()) {
+            std::unique_ptr<rdmx_request[]> chunk = std::move(g_retired.back());
+            g_retired.pop_back();
+            return chunk;
+        }
+    }
+    return std::unique_ptr<rdmx_request[]>(new rdmx_request[kReqChunk]);
+}
+
+void req_pool_retire(Ctx *c) {
+    for (auto &chunk : c->req_chunks) {
+        for (size_t i = 0; i < kReqChunk; ++i) {
+            rdmx_request &r = chunk[i];
+            r.mr.reset();          // the PD is still open here
+            r.region = nullptr;    // the cache deregisters its own regions
+            r.mw = -1;
+            r.link = ListNode{};
+            r.node = ListNode{};
+            r.self_peer = nullptr;
+            r.ctx = nullptr;
+            r.pooled = true;
+        }
+    }
+    std::lock_guard<std::mutex> g(g_retired_mu);
+    for (auto &chunk : c->req_chunks) g_retired.push_back(std::move(chunk));
+    c->req_chunks.clear();
+    c->free_reqs = nullptr;
+}
+
 rdmx_request *req_alloc(Ctx *c, ReqKind kind) {
     if (c->free_reqs == nullptr) {
-        constexpr size_t kChunk = 256;
-        c->req_chunks.emplace_back(new rdmx_request[kChunk]);
+        c->req_chunks.push_back(take_chunk());
         rdmx_request *chunk = c->req_chunks.back().get();
-        for (size_t i = 0; i < kChunk; ++i) {
+        for (size_t i = 0; i < kReqChunk; ++i) {
             chunk[i].pool_next = c->free_reqs;
             c->free_reqs = &chunk[i];
         }
@@ -25,6 +64,7 @@ rdmx_request *req_alloc(Ctx *c, ReqKind kind) {
     c->free_reqs = r->pool_next;
     ++c->live_reqs;
     r->pool_next = nullptr;
+    r->pooled = false;
     r->ctx = c;
     r->kind = kind;
     r->stage = SendStage::kQueued;
@@ -41,6 +81,11 @@ rdmx_request *req_alloc(Ctx *c, ReqKind kind) {
 }
 
 void req_free(Ctx *c, rdmx_request *r) {
+    if (r->pooled) {  // the API catches a second wait; this is the engine's own guard
+        RDMX_ERROR("internal: request %p freed twice; kept out of the pool", (void *)r);
+        return;
+    }
+    r->pooled = true;
     --c->live_reqs;
     rndv_release(c, r);
     r->pool_next = c->free_reqs;

@@ -352,7 +352,7 @@ static int progress_fatal(Ctx *c) {
 }
 
 int progress_locked(Ctx *c, bool housekeeping) {
-    if (!c->transport) return 0;
+    if (!c->transport || c->closed) return 0;
     if (c->fatal.load(std::memory_order_relaxed) != 0) return progress_fatal(c);
     int n = poll_batch(c);
     if (n < 0) {
@@ -608,8 +608,8 @@ void stop_progress_thread(Ctx *c) {
         (void)w;
     }
     if (c->progress_thread.joinable()) c->progress_thread.join();
-    if (c->wake_fd >= 0) close(c->wake_fd);
-    c->wake_fd = -1;
+    // The eventfd stays open until the context is freed: threads still
+    // waiting while finalize runs read wake_fd (see ~rdmx_context).
 }
 
 }  // namespace rdmx

@@ -48,4 +48,7 @@ struct rdmx_request : rdmx::PostedEntry {
     size_t copy_len = 0;              // recv: bytes that fit the buffer
     rdmx_request *self_peer = nullptr;  // self-send pairing
     rdmx_request *pool_next = nullptr;
+    // In the pool (free, or retired with its finalized context): a handle to
+    // it is stale. Request memory is never freed, so this stays readable.
+    bool pooled = true;
 };

@@ -277,9 +277,11 @@ void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::Rnd
         req_complete(c, r, d.length > r->len ? RDMX_ERR_TRUNCATE : RDMX_OK);
         return;
     }
-    rdmx_status_t st = c->rcache ? c->rcache->get(r->buf, r->copy_len, 0, &r->region)  // our READs land: local only
-                                 : register_memory(c->dev.pd(), c->dev.name(), r->buf, r->copy_len,
-                                                   IBV_ACCESS_LOCAL_WRITE, &r->mr);
+    // Our READs land here: local write only. Pages the cache cannot take (or no
+    // cache): this transfer alone, logged if that fails too.
+    rdmx_status_t st = c->rcache ? c->rcache->get(r->buf, r->copy_len, 0, &r->region) : RDMX_ERR_NO_MEMORY;
+    if (st != RDMX_OK)
+        st = register_memory(c->dev.pd(), c->dev.name(), r->buf, r->copy_len, IBV_ACCESS_LOCAL_WRITE, &r->mr);
     if (st != RDMX_OK) {
         send_fin(c, ep, cookie, st);
         req_complete(c, r, st);

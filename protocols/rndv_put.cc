@@ -70,8 +70,10 @@ void rndv_on_cts(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::RndvDe
     r->copy_len = static_cast<size_t>(d.length);
     r->rd_issued = r->rd_done = 0;
     if (r->copy_len == 0) return rndv_put_written(c, ep, r);
-    rdmx_status_t st = c->rcache ? c->rcache->get(r->buf, r->copy_len, 0, &r->region)  // our WRITEs' source
-                                 : register_memory(c->dev.pd(), c->dev.name(), r->buf, r->copy_len, 0, &r->mr);
+    // Our WRITEs' source: no remote access. Pages the cache cannot take (read
+    // only) or no cache: this transfer alone, with read access only.
+    rdmx_status_t st = c->rcache ? c->rcache->get(r->buf, r->copy_len, 0, &r->region) : RDMX_ERR_NO_MEMORY;
+    if (st != RDMX_OK) st = register_memory(c->dev.pd(), c->dev.name(), r->buf, r->copy_len, 0, &r->mr);
     if (st != RDMX_OK) {
         wire::FinBody f{st, 0};
         rndv_send_ctrl(c, ep, wire::MsgType::kPutFin, 0, r->xfer_id, &f, sizeof(f));

@@ -9,33 +9,64 @@
 
 namespace rdmx {
 
+namespace {
+
+constexpr int kWriteAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+
+// EFAULT/EACCES: the kernel could not pin the range with the access asked
+// (unmapped, or read-only pages where write access was asked).
+bool bad_range(int e) { return e == EFAULT || e == EACCES; }
+
+rdmx_status_t reg_failed(const char *dev, void *addr, size_t len, int access, int e) {
+    const char *hint = "";
+    if (e == ENOMEM || e == EAGAIN)
+        hint = " (hint: the locked-memory limit is too low: `ulimit -l unlimited`)";
+    else if (bad_range(e) && (access & kWriteAccess))
+        hint = " (the buffer is not mapped, or is read-only memory and this transfer writes into it)";
+    else if (bad_range(e))
+        hint = " (the buffer is not mapped memory)";
+    RDMX_ERROR("memory: ibv_reg_mr(%p, %zu bytes, access 0x%x) on %s failed: %s%s", addr, len, access, dev,
+               strerror(e), hint);
+    return bad_range(e) ? RDMX_ERR_INVALID_ARG : RDMX_ERR_NO_MEMORY;
+}
+
+}  // namespace
+
 rdmx_status_t register_memory(ibv_pd *pd, const char *dev, void *addr, size_t len, int access, MrHandle *out) {
     ibv_mr *mr = nullptr;
-    int e = vx::reg_mr(pd, addr, len, access, &mr);
-    if (e != 0) {
-        RDMX_ERROR("memory: ibv_reg_mr(%p, %zu bytes, access 0x%x) on %s failed: %s%s", addr, len, access, dev,
-                   strerror(e),
-                   e == ENOMEM || e == EAGAIN ? " (hint: the locked-memory limit is too low: `ulimit -l unlimited`)"
-                                              : "");
-        return RDMX_ERR_NO_MEMORY;
-    }
+    if (int e = vx::reg_mr(pd, addr, len, access, &mr)) return reg_failed(dev, addr, len, access, e);
     out->reset(mr);
     return RDMX_OK;
 }
 
+void fork_protect() {
+    if (ibv_is_fork_initialized() != IBV_FORK_DISABLED) return;  // unneeded, or on already
+    if (int e = ibv_fork_init())
+        RDMX_WARN("memory: ibv_fork_init failed (%s): registered pages are not protected from fork(), and a child "
+                  "process (system(), popen()) could corrupt transfers (hint: set RDMAV_FORK_SAFE=1 in the "
+                  "environment, or call ibv_fork_init() before anything registers memory)", strerror(e));
+}
+
+// The cache's regions carry local write plus the access they were asked for
+// (the cache keys on it). Read-only pages take no write access: a region
+// exposed for REMOTE_READ (a get send) needs none, so it is registered
+// without; a plain local region (access 0) may later be where our READs
+// land, so it is not cached write-less, and the caller registers that one
+// transfer itself with the access it needs.
 rdmx_status_t MrRegistrar::reg(void *self, uintptr_t start, size_t len, uint32_t access, void **handle) {
     auto *r = static_cast<MrRegistrar *>(self);
     auto *addr = reinterpret_cast<void *>(start);
     const int flags = r->access | static_cast<int>(access);
     ibv_mr *mr = nullptr;
     int e = vx::reg_mr(r->pd, addr, len, flags, &mr);
-    // Read-only pages: possible only without any write access.
-    if ((e == EFAULT || e == EACCES) && (flags & IBV_ACCESS_LOCAL_WRITE) && !(flags & IBV_ACCESS_REMOTE_WRITE))
+    if (bad_range(e) && access != 0 && (flags & IBV_ACCESS_LOCAL_WRITE) && !(flags & IBV_ACCESS_REMOTE_WRITE))
         e = vx::reg_mr(r->pd, addr, len, flags & ~IBV_ACCESS_LOCAL_WRITE, &mr);
-    if (e != 0) {
-        MrHandle h;
-        return register_memory(r->pd, r->dev, addr, len, flags, &h);  // logs the reason once
+    if (bad_range(e) && (flags & kWriteAccess)) {
+        RDMX_DEBUG("memory: [%p, +%zu) cannot be registered with write access (%s): not cached", addr, len,
+                   strerror(e));
+        return RDMX_ERR_INVALID_ARG;
     }
+    if (e != 0) return reg_failed(r->dev, addr, len, flags, e);
     *handle = mr;
     return RDMX_OK;
 }

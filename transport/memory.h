@@ -13,7 +13,17 @@ namespace rdmx {
 
 // Registers [addr, addr+len) with `access`; logs the verbs call, errno text,
 // device and, for ENOMEM, the `ulimit -l` hint.
+// On failure logs once, naming the buffer, with a hint for the cause:
+// NO_MEMORY when the kernel refused to pin (the locked-memory limit), and
+// INVALID_ARG when the range is not mapped, or is read-only while `access`
+// needs to write it.
 rdmx_status_t register_memory(ibv_pd *pd, const char *dev, void *addr, size_t len, int access, MrHandle *out);
+
+// Protects registered pages from fork() (and system(), popen()): nothing to
+// do where the kernel copies pinned pages for the child (Linux 5.12 and
+// later), else ibv_fork_init(), which must come before the process's first
+// registration; when it is too late for that, a warning says how to fix it.
+void fork_protect();
 
 // Registrations for the registration cache (core/rcache.h): local write plus
 // the access the cache was asked for (the cache keys on it): none for

@@ -11,7 +11,9 @@
  *    argument; they never crash and never change state.
  *  - Thread safety: any thread may call any function on the same context
  *    concurrently (the level of MPI_THREAD_MULTIPLE), except rdmx_init and
- *    rdmx_finalize, which must not race with other calls on that context.
+ *    rdmx_finalize, which must not race with other calls on that context
+ *    (threads blocked in a wait, test or probe are the exception: finalize
+ *    wakes them, see rdmx_finalize).
  *  - Sizes are in bytes, ranks are 0..size-1, user tags are 0..INT32_MAX.
  *  - No C++ exception ever crosses this API.
  *  - No wait hangs on a lost peer: a peer's exit, disconnect or QP failure
@@ -130,10 +132,12 @@ RDMX_API rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p
 /**
  * Complete outstanding sends (bounded by RDMX_PEER_TIMEOUT), disconnect every
  * peer (with a deadline), release every verbs resource and free the context.
- * Complete and free every request first (as with MPI_Finalize): receives
- * still posted are completed with RDMX_ERR_CANCELED so no thread waits
- * forever, a warning counts the handles never freed, and every handle of the
- * context is invalid afterwards. Every rank should call it.
+ * Complete and free every request first (as with MPI_Finalize): requests
+ * still pending (posted receives, sends a peer never took) are completed with
+ * RDMX_ERR_CANCELED so no thread waits forever; threads blocked in a wait or
+ * probe on the context return (CANCELED) before it is freed; a warning
+ * counts the handles never freed. Afterwards every call on the context or on
+ * one of its requests returns RDMX_ERR_INVALID_ARG. Every rank should call it.
  */
 RDMX_API rdmx_status_t rdmx_finalize(rdmx_context_h ctx);
 

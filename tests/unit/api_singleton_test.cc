@@ -26,14 +26,15 @@ constexpr size_t kEager = 8192;  // the default eager limit
 constexpr size_t kMiB = size_t{1} << 20;
 constexpr uint8_t kGuard = 0xEE;
 
-// Launcher variables would make rdmx_init try PMIx; RDMX_* ones could change
+// Launcher variables would make rdmx_init try PMIx or PMI (or refuse a job
+// of one the launcher says has more ranks); RDMX_* ones could change
 // the eager limit the sizes below are chosen around. Only RDMX_LOG_LEVEL stays.
 void make_singleton_environment() {
     std::vector<std::string> names;
     for (char **e = environ; e != nullptr && *e != nullptr; ++e) {
         std::string kv = *e;
         std::string name = kv.substr(0, kv.find('='));
-        for (const char *prefix : {"PMIX_", "OMPI_", "PRTE_", "RDMX_"}) {
+        for (const char *prefix : {"PMIX_", "OMPI_", "PRTE_", "PMI_", "SLURM_", "MV2_", "RDMX_"}) {
             if (name.rfind(prefix, 0) == 0 && name != "RDMX_LOG_LEVEL") names.push_back(name);
         }
     }
@@ -611,6 +612,33 @@ TEST_F(ApiSingleton, BadArgumentsAreInvalidAndChangeNothing) {
     ASSERT_EQ(rdmx_send(ctx, &v, sizeof(v), 0, 0), RDMX_OK);
     ASSERT_EQ(rdmx_recv(ctx, &w, sizeof(w), RDMX_ANY_SOURCE, RDMX_ANY_TAG, &info), RDMX_OK);
     EXPECT_EQ(w, 8);
+}
+
+// A length beyond the address space (a negative size passed as size_t, or a
+// range that wraps past its end) is refused at the call: sent on, it would
+// reach the peer, which rejects the RTS and drops us as a protocol offender.
+TEST_F(ApiSingleton, LengthsBeyondTheAddressSpaceAreRejected) {
+    char buf[16] = {};
+    char *top = reinterpret_cast<char *>(std::numeric_limits<uintptr_t>::max() - 15);  // never dereferenced
+    const size_t beyond = static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max()) + 1;
+    struct Case {
+        void *buf;
+        size_t len;
+    };
+    const Case cases[] = {{buf, std::numeric_limits<size_t>::max()}, {buf, beyond}, {top, 16}, {top, kMiB}};
+    int tag = 100;
+    for (const Case &k : cases) {
+        rdmx_request_h r = nullptr;
+        EXPECT_EQ(rdmx_isend(ctx, k.buf, k.len, 0, tag, &r), RDMX_ERR_INVALID_ARG) << k.buf << " + " << k.len;
+        EXPECT_EQ(r, nullptr);
+        EXPECT_EQ(rdmx_irecv(ctx, k.buf, k.len, 0, tag, &r), RDMX_ERR_INVALID_ARG) << k.buf << " + " << k.len;
+        EXPECT_EQ(r, nullptr);
+        EXPECT_EQ(rdmx_send(ctx, k.buf, k.len, 0, tag), RDMX_ERR_INVALID_ARG);
+        ++tag;
+    }
+    int found = 1;
+    EXPECT_EQ(rdmx_iprobe(ctx, RDMX_ANY_SOURCE, RDMX_ANY_TAG, &found, nullptr), RDMX_OK);
+    EXPECT_EQ(found, 0) << "a refused send still queued a message";
 }
 
 // A C caller may pass any int as a tag space: it must be refused, not be

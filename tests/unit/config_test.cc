@@ -279,6 +279,19 @@ TEST_F(ConfigLoadTest, RendezvousThresholdClampedAndSrqDepthFloored) {
     EXPECT_EQ(c.rndv_thresh, 1024u) << "a lower threshold is kept";
 }
 
+// A threshold of 0 would send zero-length messages by rendezvous: an RTS
+// without data, which every peer rejects as malformed.
+TEST_F(ConfigLoadTest, RendezvousThresholdZeroIsInvalid) {
+    setenv("RDMX_RNDV_THRESH", "0", 1);
+    Config c;
+    EXPECT_EQ(c.load(nullptr), RDMX_ERR_INVALID_ARG);
+    setenv("RDMX_RNDV_THRESH", "1", 1);
+    Config one;
+    ASSERT_EQ(one.load(nullptr), RDMX_OK);
+    EXPECT_EQ(one.rndv_thresh, 1u) << "the smallest threshold allowed";
+    unsetenv("RDMX_RNDV_THRESH");
+}
+
 int fake_allgather(const void *, void *, size_t, void *) { return 0; }
 
 TEST_F(ConfigLoadTest, AllgatherNeedsValidRankAndSize) {
