@@ -178,8 +178,16 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                     u.peer_timeout > 0, u.peer_timeout, parse_double, show_double);
     r.field<unsigned>("RDMX_SPIN_US", "microseconds a wait busy-polls before sleeping (the progress thread: a tenth)", &spin_us, false, 0u,
                       p_unsigned, show_unsigned);
+    r.field<unsigned>("RDMX_SQ_DEPTH", "send-queue slots per connection, a power of two in [4, 1024] (testing "
+                      "knob: a tiny ring exercises the full-queue paths)", &sq_depth, false, 0u, p_unsigned,
+                      show_unsigned);
     load_rndv(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;
+    if (sq_depth < 4 || sq_depth > 1024 || (sq_depth & (sq_depth - 1)) != 0) {
+        RDMX_ERROR("config: RDMX_SQ_DEPTH=%u must be a power of two in [4, 1024] (the send ring indexes by mask)",
+                   sq_depth);
+        return RDMX_ERR_INVALID_ARG;
+    }
     if (rndv_reads == 0 || rndv_chunk < 4096 || rcache > 1 || rndv_windows > 2) {
         RDMX_ERROR("config: RDMX_RNDV_READS=%u must be >= 1, RDMX_RNDV_CHUNK=%zu >= 4096, RDMX_RCACHE=%u 0 or 1, "
                    "RDMX_RNDV_WINDOWS=%u 0, 1 or 2", rndv_reads, rndv_chunk, rcache, rndv_windows);

@@ -32,6 +32,7 @@ struct Config {
     double connect_timeout = 60.0;
     double peer_timeout = 30.0;
     unsigned spin_us = 200;        // RDMX_SPIN_US: a wait busy-polls this long before sleeping
+    unsigned sq_depth = 128;       // RDMX_SQ_DEPTH: send-queue slots per connection (a testing knob)
     // Rendezvous.
     enum class RndvProto : uint8_t { kAuto, kGet, kPut };
     RndvProto rndv_proto = RndvProto::kAuto;  // RDMX_RNDV_PROTO: get (RDMA READ), put (RDMA WRITE)

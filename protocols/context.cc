@@ -20,7 +20,6 @@ struct BootRecord {  // what each rank publishes through the bootstrap
 };
 static_assert(sizeof(BootRecord) == 16);
 
-constexpr uint32_t kSqDepth = 128;       // power of two: the SQ ring indexes by mask
 constexpr uint32_t kSendBufs = 512;
 constexpr uint32_t kInlineWanted = 256;
 
@@ -66,7 +65,7 @@ rdmx_status_t open_transport(Ctx *c) {
     size_queues(c);
     const uint32_t npeers = static_cast<uint32_t>(c->size - 1);
     const size_t buf = c->eager_limit + sizeof(wire::MsgHdr);
-    if ((st = c->iface.open(c->dev, c->cfg.srq_depth, buf, c->cfg.srq_depth + npeers * kSqDepth + 64)) != RDMX_OK)
+    if ((st = c->iface.open(c->dev, c->cfg.srq_depth, buf, c->cfg.srq_depth + npeers * c->cfg.sq_depth + 64)) != RDMX_OK)
         return st;
     if ((st = c->send_pool.init(c->dev.pd(), c->dev.name(), kSendBufs, buf, IBV_ACCESS_LOCAL_WRITE)) != RDMX_OK)
         return st;
@@ -97,7 +96,7 @@ rdmx_status_t connect_mesh(Ctx *c) {
     mp.size = c->size;
     mp.job_key = c->job_key;
     mp.credits = c->credits;
-    mp.sq_depth = kSqDepth;
+    mp.sq_depth = c->cfg.sq_depth;  // power of two: the SQ ring indexes by mask
     mp.max_inline = kInlineWanted;
     mp.credit_base = reinterpret_cast<uint64_t>(c->credit_mem.buf(0));
     mp.credit_rkey = c->credit_mem.rkey();

@@ -90,6 +90,10 @@ struct rdmx_context {
     unsigned poll_calls = 0;
     uint64_t housekeeping_ns = 0;  // fast_ns() when CM/async events and watchdogs are next due
     bool credits_dirty = false;    // a grant was made since return_credits last looked
+    // Test hook (protocols/test_hooks.h): send completions of this peer are
+    // set aside instead of dispatched, as if the device were slow to flush.
+    int held_peer = -1;
+    std::vector<ibv_wc> held_wcs;
 
     // Progress thread and blocking waits.
     std::thread progress_thread;

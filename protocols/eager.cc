@@ -93,8 +93,9 @@ bool post_msg(Ctx *c, Endpoint &ep, wire::MsgType type, uint8_t space, int tag, 
         wr.num_sge = 1;
         slot.bounce = static_cast<int32_t>(idx);
     }
-    // Selective signalling: every 16th WR, or when bounce buffers run low.
-    if (signal || ++ep.unsignaled >= 16 || c->send_pool.free_count() < 32) {
+    // Selective signalling: every 16th WR (fewer on a small ring), or when
+    // bounce buffers run low.
+    if (signal || ++ep.unsignaled >= ep.signal_every() || c->send_pool.free_count() < 32) {
         wr.send_flags |= IBV_SEND_SIGNALED;
         ep.unsignaled = 0;
     }
@@ -109,8 +110,7 @@ bool post_msg(Ctx *c, Endpoint &ep, wire::MsgType type, uint8_t space, int tag, 
         fail_peer(c, ep.peer, RDMX_ERR_PEER_LOST, "post_send failed");
         return false;
     }
-    ep.ring[ep.sq_posted & (ep.sq_depth - 1)] = slot;
-    ++ep.sq_posted;
+    ep.record_wr(slot);
     ++ep.tx_seq;
     ++ep.tx_consumed;
     ep.rx_granted_told = ep.rx_granted;
@@ -233,8 +233,7 @@ void return_credits(Ctx *c) {
             fail_peer(c, ep.peer, RDMX_ERR_PEER_LOST, "credit write failed");
             continue;
         }
-        ep.ring[ep.sq_posted & (ep.sq_depth - 1)] = SqSlot{};
-        ++ep.sq_posted;
+        ep.record_wr(SqSlot{});
         ep.unsignaled = 0;
         ep.rx_granted_told = ep.rx_granted;
     }

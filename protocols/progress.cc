@@ -323,6 +323,8 @@ static int poll_batch(Ctx *c) {
     int n = vx::poll_cq(c->iface.cq(), 32, wc);
     for (int i = 0; i < n; ++i) {
         if (wr_kind(wc[i].wr_id) == kWrRecv) handle_recv(c, wc[i]);
+        else if (c->held_peer >= 0 && wrid_peer(wc[i].wr_id) == static_cast<uint32_t>(c->held_peer))
+            c->held_wcs.push_back(wc[i]);  // test hook: a slow flush
         else handle_send_wc(c, wc[i]);
     }
     return n;

@@ -127,8 +127,7 @@ bool rndv_bind_window(Ctx *c, Endpoint &ep, rdmx_request *r, size_t len, int acc
         return false;
     }
     mw->rkey = wr.bind_mw.rkey;  // type 2 keys are the consumer's to track
-    ep.ring[ep.sq_posted & (ep.sq_depth - 1)] = SqSlot{};
-    ++ep.sq_posted;
+    ep.record_wr(SqSlot{});
     r->mw = idx;
     *rkey = mw->rkey;
     return true;
@@ -185,8 +184,7 @@ void rndv_invalidate(Ctx *c, Endpoint &ep, rdmx_request *r) {
         req_complete(c, r, r->fin_status);  // rndv_release destroys the window: access ends anyway
         return;
     }
-    ep.ring[ep.sq_posted & (ep.sq_depth - 1)] = SqSlot{-1, 0, 0, reinterpret_cast<uint64_t>(r)};
-    ++ep.sq_posted;
+    ep.record_wr(SqSlot{-1, 0, 0, reinterpret_cast<uint64_t>(r)});
     ep.unsignaled = 0;
 }
 
@@ -313,8 +311,7 @@ static bool post_rdma(Ctx *c, Endpoint &ep, rdmx_request *r) {
                    r->kind == ReqKind::kRecv ? "READ" : "WRITE", n, ep.peer, ep.qp_num, strerror(e));
         return false;
     }
-    ep.ring[ep.sq_posted & (ep.sq_depth - 1)] = SqSlot{-1, reinterpret_cast<uint64_t>(r), static_cast<uint32_t>(n)};
-    ++ep.sq_posted;
+    ep.record_wr(SqSlot{-1, reinterpret_cast<uint64_t>(r), static_cast<uint32_t>(n)});
     ep.unsignaled = 0;
     ++ep.reads_in_flight;
     ep.read_progress_ns = now_ns();

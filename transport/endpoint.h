@@ -1,6 +1,7 @@
 // One endpoint per peer: its RC QP (on the shared CQ and SRQ), its
 // connection state machine, send-queue accounting and receive credits.
 #pragma once
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -82,6 +83,18 @@ struct Endpoint {
     std::vector<uint32_t> mw_free;
 
     uint32_t sq_free() const { return sq_depth - (sq_posted - sq_done); }
+    // Records the WR just posted at sequence sq_posted. Every poster checks
+    // sq_free() first: a full ring here would overwrite what a live WR holds
+    // (a bounce buffer, a READ to finish) and sq_free() would then wrap.
+    void record_wr(const SqSlot &s) {
+        assert(sq_posted - sq_done < sq_depth && "send ring overflow: a WR was posted without a free slot");
+        ring[sq_posted & (sq_depth - 1)] = s;
+        ++sq_posted;
+    }
+    // Unsignalled SENDs hold their slots until a later signalled WR
+    // completes: at most this many in a row, so a small ring still drains.
+    uint32_t signal_every() const { return sq_depth / 4 < kSignalEvery ? sq_depth / 4 : kSignalEvery; }
+    static constexpr uint32_t kSignalEvery = 16;
     uint32_t tx_credits() {
         uint32_t slot = static_cast<uint32_t>(*credit_slot);
         if (static_cast<int32_t>(slot - tx_granted) > 0) tx_granted = slot;
