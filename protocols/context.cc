@@ -152,7 +152,8 @@ void flush_send_queues(Ctx *c) {
 }
 
 bool quiet(Ctx *c) {
-    if (!c->rndv_sends.empty() || !c->rndv_xfers.empty() || !c->rndv_puts.empty() || !c->stalled.empty())
+    if (!c->rndv_sends.empty() || !c->rndv_xfers.empty() || !c->rndv_puts.empty() || !c->stalled.empty() ||
+        c->ctrl_waiting > 0)
         return false;
     for (const Endpoint &ep : c->eps)
         if (ep.usable() && ep.peer != c->rank && ep.sq_done != ep.sq_posted) return false;

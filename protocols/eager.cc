@@ -36,6 +36,7 @@ rdmx_request *req_alloc(Ctx *c, ReqKind kind) {
     r->rd_issued = r->rd_done = r->copy_len = 0;
     r->mw = -1;
     r->fin_status = RDMX_OK;
+    r->sq_id = 0;
     r->self_peer = nullptr;
     return r;
 }
@@ -66,7 +67,8 @@ void req_complete(Ctx *c, rdmx_request *r, rdmx_status_t st) {
 // ---- posting ------------------------------------------------------------
 
 bool can_post(Ctx *c, Endpoint &ep, size_t body_len) {
-    if (ep.tx_credits() == 0 || ep.sq_free() < 2) return false;  // one SQ slot stays for credit writes
+    // Queued control messages go first; one SQ slot stays for credit writes.
+    if (!ep.ctrl_q.empty() || ep.tx_credits() == 0 || ep.sq_free() < 2) return false;
     return sizeof(wire::MsgHdr) + body_len <= c->max_inline || c->send_pool.free_count() > 0;
 }
 

@@ -24,11 +24,27 @@ enum class ConnState : uint8_t {
 };
 const char *conn_state_name(ConnState s);
 
+// What a posted WR holds. Rendezvous WRs name their request by an id (a key
+// of the context's rndv_xfers or rndv_invs), never by its address: a request
+// failed and freed while the device may still complete its WRs is reused, and
+// a late completion must then find nothing rather than the new transfer.
 struct SqSlot {
     int32_t bounce = -1;     // send pool buffer to release, or -1
-    uint64_t cookie = 0;     // rendezvous read to complete, or 0
-    uint32_t bytes = 0;      // bytes that read moves
-    uint64_t inv = 0;        // rendezvous send whose window this WR invalidates, or 0
+    uint64_t cookie = 0;     // rendezvous READ/WRITE: its transfer's id, or 0
+    uint32_t bytes = 0;      // bytes that READ/WRITE moves
+    uint64_t inv = 0;        // LOCAL_INV revoking a window: its request's id, or 0
+};
+
+// A rendezvous control message (FIN, CTS, PutFin) waiting for a send-queue
+// slot or a bounce buffer. `expose` != 0: a put receive (that id) whose
+// window bind and CTS both wait; the CTS body is made when they go.
+struct CtrlMsg {
+    uint8_t type = 0;
+    uint8_t body_len = 0;
+    uint64_t length = 0;
+    uint64_t cookie = 0;
+    uint64_t expose = 0;
+    alignas(8) unsigned char body[24] = {};
 };
 
 struct Endpoint {
@@ -75,6 +91,10 @@ struct Endpoint {
     List reads;                    // receives with RDMA READs still to issue
     List reads_done;               // receives whose READs are all issued
     List invals;                   // sends whose window awaits an SQ slot to invalidate
+    // Control messages of transfers under way, in order, while the send queue
+    // has no slot for them (empty otherwise; sends queue behind them).
+    std::vector<CtrlMsg> ctrl_q;
+    size_t ctrl_head = 0;
 
     // Type 2 memory windows for rendezvous sends to this peer, bound and
     // invalidated through this QP's send queue: a window is reused only after

@@ -19,7 +19,8 @@
 //            put through memory windows while holding its send completions
 //            for rank 1, so once FIN and PutFin have arrived both requests
 //            wait for their window's LOCAL_INV to complete. A device failure
-//            (injected DEVICE_FATAL) must complete both.
+//            (injected DEVICE_FATAL) must complete both; rank 1 stays until it
+//            loses rank 0.
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -174,16 +175,23 @@ void t_invdev(rdmx_context_h ctx, int me) {
         RT_CHECK(rt::verify(in.data(), in.size(), 0, 3, in.size()) == SIZE_MAX, "rank 0's payload wrong");
         token = 7;
         RT_OK(rdmx_send(ctx, &token, sizeof(token), 0, 4));
-        return;  // rank 0's device failure then takes this connection
+        // Stay connected until rank 0's device failure takes the connection:
+        // leaving earlier would fail rank 0's requests by a peer loss first.
+        rdmx_request_h never = nullptr;
+        RT_OK(rdmx_irecv(ctx, &token, sizeof(token), 0, 5, &never));
+        rdmx_status_t st = rt::wait_bounded(&never, 60, "the loss of rank 0");
+        RT_CHECK(st == RDMX_ERR_PEER_LOST, "rank 0's device failure reached rank 1 as %d (%s)", st, rdmx_strerror(st));
+        return;
     }
     // Arrives after FIN and PutFin (one connection, in order): both requests
     // now wait for their window's LOCAL_INV, whose completion is held.
     RT_OK(rdmx_recv(ctx, &token, sizeof(token), 1, 4, nullptr));
     RT_CHECK(token == 7, "token %d", token);
-    for (rdmx_request_h &q : r) {
+    for (int i = 0; i < 2; ++i) {
         int done = 0;
-        rdmx_status_t st = rdmx_test(&q, &done, nullptr);
-        RT_CHECK(!done, "a request completed before its window was revoked (%d): the case is not exercised", st);
+        rdmx_status_t st = rdmx_test(&r[i], &done, nullptr);
+        RT_CHECK(!done, "the %s completed (%s) before its window was revoked: the case is not exercised",
+                 i == 0 ? "put receive" : "get send", rdmx_strerror(st));
     }
     RT_OK(rdmx::inject_async_event(ctx, "device_fatal", -1));
     // The data moved and FIN/PutFin said so: both complete, successfully.
