@@ -20,7 +20,8 @@
 //            for rank 1, so once FIN and PutFin have arrived both requests
 //            wait for their window's LOCAL_INV to complete. A device failure
 //            (injected DEVICE_FATAL) must complete both; rank 1 stays until it
-//            loses rank 0.
+//            loses rank 0. Skipped (77) where windows are off: they need the
+//            registration cache, which sanitizer runtimes turn off.
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -160,6 +161,15 @@ void t_reuse(rdmx_context_h ctx, int me) {
 
 constexpr size_t kInvBytes = 256u * 1024;
 
+// Windows need the registration cache, which is off under sanitizer
+// runtimes (docs/design/protocols.md): there this case cannot run.
+bool windows_on(rdmx_context_h ctx) {
+    rdmx_stats_t st;
+    rdmx_stats_init(&st);
+    RT_OK(rdmx_get_stats(ctx, &st));
+    return st.rndv_windows != 0;
+}
+
 void t_invdev(rdmx_context_h ctx, int me) {
     const int peer = 1 - me;
     std::vector<uint8_t> out(kInvBytes), in(kInvBytes, 0);
@@ -229,6 +239,12 @@ int main(int argc, char **argv) {
         t_reuse(ctx, me);
     } else if (which == "invdev") {
         RT_CHECK(np == 2, "invdev needs 2 ranks");
+        if (!windows_on(ctx)) {
+            std::fprintf(stderr, "SKIP: rank %d: no memory windows (registration cache off, e.g. under a sanitizer)\n",
+                         me);
+            RT_OK(rdmx_finalize(ctx));
+            return 77;
+        }
         t_invdev(ctx, me);
     } else {
         RT_CHECK(false, "unknown case %s", which.c_str());
