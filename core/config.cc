@@ -46,7 +46,7 @@ bool parse_size(const char *s, size_t *out) {
 }
 
 QueuePlan plan_queues(uint32_t npeers, uint32_t want_srq, uint32_t max_credits, uint32_t max_srq_wr,
-                      uint32_t max_cqe, uint32_t max_qp_wr) {
+                      uint32_t max_cqe, uint32_t max_qp_wr, uint32_t want_sq) {
     QueuePlan q;
     const uint64_t slack = 16 + static_cast<uint64_t>(npeers);  // control messages (FIN, CTS, PutFin) in flight
     // Some devices report max_srq_wr but take one less (a ring with a spare entry).
@@ -63,7 +63,7 @@ QueuePlan plan_queues(uint32_t npeers, uint32_t want_srq, uint32_t max_credits, 
     }
     uint64_t depth = credits * n + slack;
     if (depth < want_srq) depth = want_srq < srq_cap ? want_srq : srq_cap;
-    uint64_t sq = kSqDepthWanted;
+    uint64_t sq = want_sq;  // RDMX_SQ_DEPTH, a power of two: halving keeps it one
     while (sq > kMinSqDepth && ((max_qp_wr != 0 && sq > max_qp_wr) || (max_cqe != 0 && depth + n * sq + 64 > max_cqe)))
         sq /= 2;
     if (max_qp_wr != 0 && sq > max_qp_wr) {
@@ -297,8 +297,16 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     r.field<BootMode>("RDMX_BOOTSTRAP", "how ranks find each other: auto (PMIx, else PMI-2 under Slurm, else PMI-1 "
                       "when PMI_FD is set, else a job of one), pmix, pmi1, pmi2", &boot_mode, false, BootMode::kAuto,
                       parse_boot, show_boot);
+    r.field<unsigned>("RDMX_SQ_DEPTH", "send-queue slots per connection, a power of two in [4, 1024] (testing "
+                      "knob: a tiny ring exercises the full-queue paths)", &sq_depth, false, 0u, p_unsigned,
+                      show_unsigned);
     load_rndv(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;
+    if (sq_depth < 4 || sq_depth > 1024 || (sq_depth & (sq_depth - 1)) != 0) {
+        RDMX_ERROR("config: RDMX_SQ_DEPTH=%u must be a power of two in [4, 1024] (the send ring indexes by mask)",
+                   sq_depth);
+        return RDMX_ERR_INVALID_ARG;
+    }
     if (rndv_reads == 0 || rndv_chunk < 4096 || rcache > 1 || rndv_windows > 2) {
         RDMX_ERROR("config: RDMX_RNDV_READS=%u must be >= 1, RDMX_RNDV_CHUNK=%zu >= 4096, RDMX_RCACHE=%u 0 or 1, "
                    "RDMX_RNDV_WINDOWS=%u 0, 1 or 2", rndv_reads, rndv_chunk, rcache, rndv_windows);

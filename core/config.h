@@ -33,6 +33,7 @@ struct Config {
     double connect_timeout = 60.0;
     double peer_timeout = 30.0;
     unsigned spin_us = 200;        // RDMX_SPIN_US: a wait busy-polls this long before sleeping
+    unsigned sq_depth = 128;       // RDMX_SQ_DEPTH: send-queue slots per connection (a testing knob)
     // Rendezvous.
     enum class RndvProto : uint8_t { kAuto, kGet, kPut };
     RndvProto rndv_proto = RndvProto::kAuto;  // RDMX_RNDV_PROTO: get (RDMA READ), put (RDMA WRITE)
@@ -81,7 +82,7 @@ constexpr uint32_t kMinCredits = 2;
 constexpr uint32_t kSqDepthWanted = 128;  // power of two: the send ring indexes by mask
 constexpr uint32_t kMinSqDepth = 32;      // two selective-signalling periods (every 16th WR)
 QueuePlan plan_queues(uint32_t npeers, uint32_t want_srq, uint32_t max_credits, uint32_t max_srq_wr,
-                      uint32_t max_cqe, uint32_t max_qp_wr);
+                      uint32_t max_cqe, uint32_t max_qp_wr, uint32_t want_sq = kSqDepthWanted);
 
 // Parses "4096", "8k", "1M", "2g" (binary multiples). False on garbage.
 bool parse_size(const char *s, size_t *out);

@@ -32,7 +32,7 @@ rdmx_status_t size_queues(Ctx *c) {
     const ibv_device_attr &a = c->dev.attr();
     auto lim = [](int v) { return v > 0 ? static_cast<uint32_t>(v) : 0u; };
     QueuePlan q = plan_queues(npeers, c->cfg.srq_depth, wire::kMaxCredits, lim(a.max_srq_wr), lim(a.max_cqe),
-                              lim(a.max_qp_wr));
+                              lim(a.max_qp_wr), c->cfg.sq_depth);
     if (q.limit != nullptr) {
         RDMX_ERROR("init: device %s cannot hold a job of %d ranks: its %s (max_srq_wr %d, max_cqe %d, max_qp_wr %d) "
                    "is below the %llu that %u credits per peer and %u-deep send queues need (hint: fewer ranks per "
@@ -40,7 +40,7 @@ rdmx_status_t size_queues(Ctx *c) {
                    a.max_cqe, a.max_qp_wr, static_cast<unsigned long long>(q.need), kMinCredits, kMinSqDepth);
         return RDMX_ERR_NO_MEMORY;
     }
-    if (q.srq_depth < c->cfg.srq_depth || q.credits < 8 || q.sq_depth < kSqDepthWanted)
+    if (q.srq_depth < c->cfg.srq_depth || q.credits < 8 || q.sq_depth < c->cfg.sq_depth)
         RDMX_WARN("init: device %s limits (max_srq_wr %d, max_cqe %d, max_qp_wr %d) for %d ranks: SRQ %u (asked %u), "
                   "%u credits per peer, send queues %u deep", c->dev.name(), a.max_srq_wr, a.max_cqe, a.max_qp_wr,
                   c->size, q.srq_depth, c->cfg.srq_depth, q.credits, q.sq_depth);
@@ -162,7 +162,8 @@ void flush_send_queues(Ctx *c) {
 }
 
 bool quiet(Ctx *c) {
-    if (!c->rndv_sends.empty() || !c->rndv_xfers.empty() || !c->rndv_puts.empty() || !c->stalled.empty())
+    if (!c->rndv_sends.empty() || !c->rndv_xfers.empty() || !c->rndv_puts.empty() || !c->stalled.empty() ||
+        c->ctrl_waiting > 0)
         return false;
     for (const Endpoint &ep : c->eps)
         if (ep.usable() && ep.peer != c->rank && ep.sq_done != ep.sq_posted) return false;

@@ -82,6 +82,8 @@ struct rdmx_context {
     std::unordered_map<uint64_t, rdmx_request *> rndv_sends;  // cookie -> send waiting for FIN
     std::unordered_map<uint64_t, rdmx_request *> rndv_xfers;  // request -> transfer moving data (READ/WRITE)
     std::unordered_map<uint64_t, rdmx_request *> rndv_puts;   // our id -> put receive awaiting PutFin
+    std::unordered_map<uint64_t, rdmx_request *> rndv_invs;   // sq id -> request awaiting its window's LOCAL_INV
+    size_t ctrl_waiting = 0;              // endpoints with control messages queued (Endpoint::ctrl_q)
     uint64_t next_cookie = 1;
     size_t unexpected_bytes = 0;
     size_t held_bufs = 0;
@@ -93,6 +95,10 @@ struct rdmx_context {
     unsigned poll_calls = 0;
     uint64_t housekeeping_ns = 0;  // fast_ns() when CM/async events and watchdogs are next due
     bool credits_dirty = false;    // a grant was made since return_credits last looked
+    // Test hook (protocols/test_hooks.h): send completions of this peer are
+    // set aside instead of dispatched, as if the device were slow to flush.
+    int held_peer = -1;
+    std::vector<ibv_wc> held_wcs;
 
     // Progress thread and blocking waits.
     std::thread progress_thread;
@@ -163,16 +169,21 @@ rdmx_status_t rndv_send_start(Ctx *c, Endpoint &ep, rdmx_request *r);
 void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::RndvDesc &d, uint64_t cookie);
 void rndv_on_fin(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::FinBody &f);
 void rndv_on_read_done(Ctx *c, uint64_t id, uint32_t bytes, bool ok);
+void rndv_post_ctrl(Ctx *c, Endpoint &ep);
+void rndv_drop_ctrl(Ctx *c, Endpoint &ep);
 void rndv_issue_reads(Ctx *c, Endpoint &ep);
 void rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why);
 void rndv_setup(Ctx *c);
 bool rndv_bind_window(Ctx *c, Endpoint &ep, rdmx_request *r, size_t len, int access, uint32_t *rkey);
 void rndv_invalidate(Ctx *c, Endpoint &ep, rdmx_request *r);
+// ahead: may go before messages already queued (the one at their head is being sent).
 void rndv_send_ctrl(Ctx *c, Endpoint &ep, wire::MsgType type, uint64_t length, uint64_t cookie, const void *body,
-                    size_t body_len);
+                    size_t body_len, bool ahead = false);
+void rndv_queue_ctrl(Ctx *c, Endpoint &ep, const CtrlMsg &m);
 void rndv_move_data(Ctx *c, Endpoint &ep, rdmx_request *r);
 // rndv_put.cc
 void rndv_put_recv_start(Ctx *c, Endpoint &ep, rdmx_request *r);
+bool rndv_put_expose_queued(Ctx *c, Endpoint &ep, uint64_t id);
 void rndv_on_cts(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::RndvDesc &d);
 void rndv_put_written(Ctx *c, Endpoint &ep, rdmx_request *r);
 void rndv_on_put_fin(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::FinBody &f);

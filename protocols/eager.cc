@@ -76,6 +76,7 @@ rdmx_request *req_alloc(Ctx *c, ReqKind kind) {
     r->rd_issued = r->rd_done = r->copy_len = 0;
     r->mw = -1;
     r->fin_status = RDMX_OK;
+    r->sq_id = 0;
     r->self_peer = nullptr;
     return r;
 }
@@ -111,7 +112,8 @@ void req_complete(Ctx *c, rdmx_request *r, rdmx_status_t st) {
 // ---- posting ------------------------------------------------------------
 
 bool can_post(Ctx *c, Endpoint &ep, size_t body_len) {
-    if (ep.tx_credits() == 0 || ep.sq_free() < 2) return false;  // one SQ slot stays for credit writes
+    // Queued control messages go first; one SQ slot stays for credit writes.
+    if (!ep.ctrl_q.empty() || ep.tx_credits() == 0 || ep.sq_free() < 2) return false;
     return sizeof(wire::MsgHdr) + body_len <= c->max_inline || c->send_pool.free_count() > 0;
 }
 
@@ -138,8 +140,9 @@ bool post_msg(Ctx *c, Endpoint &ep, wire::MsgType type, uint8_t space, int tag, 
         wr.num_sge = 1;
         slot.bounce = static_cast<int32_t>(idx);
     }
-    // Selective signalling: every 16th WR, or when bounce buffers run low.
-    if (signal || ++ep.unsignaled >= 16 || c->send_pool.free_count() < 32) {
+    // Selective signalling: every 16th WR (fewer on a small ring), or when
+    // bounce buffers run low.
+    if (signal || ++ep.unsignaled >= ep.signal_every() || c->send_pool.free_count() < 32) {
         wr.send_flags |= IBV_SEND_SIGNALED;
         ep.unsignaled = 0;
     }
@@ -154,8 +157,7 @@ bool post_msg(Ctx *c, Endpoint &ep, wire::MsgType type, uint8_t space, int tag, 
         fail_peer(c, ep.peer, RDMX_ERR_PEER_LOST, "post_send failed");
         return false;
     }
-    ep.ring[ep.sq_posted & (ep.sq_depth - 1)] = slot;
-    ++ep.sq_posted;
+    ep.record_wr(slot);
     ++ep.tx_seq;
     ++ep.tx_consumed;
     ep.rx_granted_told = ep.rx_granted;
@@ -279,8 +281,7 @@ void return_credits(Ctx *c) {
             fail_peer(c, ep.peer, RDMX_ERR_PEER_LOST, "credit write failed");
             continue;
         }
-        ep.ring[ep.sq_posted & (ep.sq_depth - 1)] = SqSlot{};
-        ++ep.sq_posted;
+        ep.record_wr(SqSlot{});
         ep.unsignaled = 0;
         ep.rx_granted_told = ep.rx_granted;
     }

@@ -26,18 +26,33 @@ constexpr uint64_t kHousekeepingNs = 1'000'000;
 static void release_ring(Ctx *c, Endpoint &ep, uint32_t upto, bool ok) {
     // RC completes in order: a completion for WR `upto` covers all before it.
     while (static_cast<int32_t>(upto - ep.sq_done) >= 0) {
-        SqSlot &s = ep.ring[ep.sq_done & (ep.sq_depth - 1)];
-        if (s.bounce >= 0) c->send_pool.put(static_cast<uint32_t>(s.bounce));
-        if (s.cookie != 0) rndv_on_read_done(c, s.cookie, s.bytes, ok);
-        uint64_t inv = s.inv;
-        s = SqSlot{};
+        // The slot is free before anything below posts (a FIN, the next READ):
+        // it may take exactly this slot.
+        SqSlot &ref = ep.ring[ep.sq_done & (ep.sq_depth - 1)];
+        const SqSlot s = ref;
+        ref = SqSlot{};
         ++ep.sq_done;
-        if (inv != 0) rndv_on_invalidated(c, ep, inv, ok);
+        if (s.bounce >= 0) c->send_pool.put(static_cast<uint32_t>(s.bounce));
+        if (s.cookie != 0) {  // counted per WR, whether or not its transfer still exists
+            --ep.reads_in_flight;
+            ep.read_progress_ns = now_ns();
+            rndv_on_read_done(c, s.cookie, s.bytes, ok);
+        }
+        if (s.inv != 0) rndv_on_invalidated(c, ep, s.inv, ok);
     }
+    // Control messages first: transfers under way finish before new work starts.
+    if (!ep.ctrl_q.empty()) rndv_post_ctrl(c, ep);
     if (!ep.invals.empty()) rndv_post_invalidations(c, ep);
     // A transfer queued for SQ slots (eager sends filled the queue) waits for
     // these: no READ/WRITE of its own may be in flight to retry it.
     if (!ep.reads.empty()) rndv_issue_reads(c, ep);
+}
+
+// Control messages queued for want of a bounce buffer (any connection's
+// completions return those), or of a slot on a ring that just drained.
+static void post_waiting_ctrl(Ctx *c) {
+    for (Endpoint &ep : c->eps)
+        if (!ep.ctrl_q.empty()) rndv_post_ctrl(c, ep);
 }
 
 // What a failed work completion means for the operations on that QP.
@@ -323,6 +338,8 @@ static int poll_batch(Ctx *c) {
     int n = vx::poll_cq(c->iface.cq(), 32, wc);
     for (int i = 0; i < n; ++i) {
         if (wr_kind(wc[i].wr_id) == kWrRecv) handle_recv(c, wc[i]);
+        else if (c->held_peer >= 0 && wrid_peer(wc[i].wr_id) == static_cast<uint32_t>(c->held_peer))
+            c->held_wcs.push_back(wc[i]);  // test hook: a slow flush
         else handle_send_wc(c, wc[i]);
     }
     return n;
@@ -361,6 +378,7 @@ int progress_locked(Ctx *c, bool housekeeping) {
     }
     int total = n;
     (void)c->iface.flush();
+    if (c->ctrl_waiting > 0) post_waiting_ctrl(c);
     if (!c->stalled.empty()) kick_stalled(c);
     return_credits(c);
     // CM and async events (each a read(2) that mostly finds nothing), the
@@ -464,7 +482,7 @@ template <class Done> static void sleep_until(Ctx *c, Done done) {
 static bool background_work(Ctx *c) {
     std::lock_guard<SpinLock> g(c->lock);
     return !c->stalled.empty() || !c->rndv_sends.empty() || !c->rndv_xfers.empty() || !c->rndv_puts.empty() ||
-           c->matcher.posted_count() > 0;
+           !c->rndv_invs.empty() || c->ctrl_waiting > 0 || c->matcher.posted_count() > 0;
 }
 
 WaitScope::WaitScope(Ctx *ctx) : c(ctx) {

@@ -42,6 +42,7 @@ struct rdmx_request : rdmx::PostedEntry {
     rdmx_status_t fin_status = RDMX_OK;  // outcome to complete with once the window is revoked
     bool put = false;                 // send: rendezvous by RDMA WRITE
     uint64_t xfer_id = 0;             // put: the receiver's transfer id
+    uint64_t sq_id = 0;               // names this request's READ/WRITEs or LOCAL_INV in the send ring
     rdmx::wire::RndvDesc remote{};    // recv: what the sender advertised
     size_t rd_issued = 0;             // recv: bytes with READs posted
     size_t rd_done = 0;               // recv: bytes read

@@ -131,8 +131,7 @@ bool rndv_bind_window(Ctx *c, Endpoint &ep, rdmx_request *r, size_t len, int acc
         return false;
     }
     mw->rkey = wr.bind_mw.rkey;  // type 2 keys are the consumer's to track
-    ep.ring[ep.sq_posted & (ep.sq_depth - 1)] = SqSlot{};
-    ++ep.sq_posted;
+    ep.record_wr(SqSlot{});
     r->mw = idx;
     *rkey = mw->rkey;
     return true;
@@ -171,13 +170,7 @@ rdmx_status_t rndv_send_start(Ctx *c, Endpoint &ep, rdmx_request *r) {
     return RDMX_OK;
 }
 
-// Revokes the window with a signalled LOCAL_INV; the send completes when it
-// does. Without an SQ slot to spare it waits on ep.invals.
-void rndv_invalidate(Ctx *c, Endpoint &ep, rdmx_request *r) {
-    if (ep.sq_free() < 2) {
-        ep.invals.push_back(&r->link);
-        return;
-    }
+static void post_invalidation(Ctx *c, Endpoint &ep, rdmx_request *r) {
     ibv_send_wr wr{};
     wr.wr_id = make_send_wrid(static_cast<uint32_t>(ep.peer), ep.sq_posted);
     wr.opcode = IBV_WR_LOCAL_INV;
@@ -187,24 +180,41 @@ void rndv_invalidate(Ctx *c, Endpoint &ep, rdmx_request *r) {
     if (int e = vx::post_send(ep.qp, &wr, &bad)) {
         RDMX_ERROR("rndv: invalidating the window of a %zu-byte transfer with peer %d qp 0x%x failed: %s", r->len, ep.peer,
                    ep.qp_num, strerror(e));
+        c->rndv_invs.erase(r->sq_id);
         req_complete(c, r, r->fin_status);  // rndv_release destroys the window: access ends anyway
         return;
     }
-    ep.ring[ep.sq_posted & (ep.sq_depth - 1)] = SqSlot{-1, 0, 0, reinterpret_cast<uint64_t>(r)};
-    ++ep.sq_posted;
+    ep.record_wr(SqSlot{-1, 0, 0, r->sq_id});
     ep.unsignaled = 0;
+}
+
+// Revokes the window with a signalled LOCAL_INV; the request completes (with
+// fin_status) when it does. Until then it is in rndv_invs, where a peer or
+// device failure finds it; without an SQ slot to spare it also waits on
+// ep.invals.
+void rndv_invalidate(Ctx *c, Endpoint &ep, rdmx_request *r) {
+    r->sq_id = c->next_cookie++;
+    c->rndv_invs[r->sq_id] = r;
+    if (ep.sq_free() < 2) {
+        ep.invals.push_back(&r->link);
+        return;
+    }
+    post_invalidation(c, ep, r);
 }
 
 void rndv_post_invalidations(Ctx *c, Endpoint &ep) {
     while (ep.sq_free() >= 2) {
         ListNode *n = ep.invals.pop_front();
         if (n == nullptr) return;
-        rndv_invalidate(c, ep, container_of<rdmx_request, &rdmx_request::link>(n));
+        post_invalidation(c, ep, container_of<rdmx_request, &rdmx_request::link>(n));
     }
 }
 
 void rndv_on_invalidated(Ctx *c, Endpoint &ep, uint64_t id, bool ok) {
-    auto *r = reinterpret_cast<rdmx_request *>(id);
+    auto it = c->rndv_invs.find(id);
+    if (it == c->rndv_invs.end()) return;  // completed already: its peer or the device failed first
+    rdmx_request *r = it->second;
+    c->rndv_invs.erase(it);
     if (ok) {  // reusable: its next bind is ordered after this on the same SQ
         ep.mw_free.push_back(static_cast<uint32_t>(r->mw));
         r->mw = -1;
@@ -236,11 +246,55 @@ void rndv_on_fin(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::FinBod
 // Control messages of a transfer already under way (FIN, CTS, PutFin) must
 // not wait behind queued sends: they go even at zero credits (the peer's SRQ
 // holds more buffers than all credits granted, docs/design/protocols.md).
-void rndv_send_ctrl(Ctx *c, Endpoint &ep, wire::MsgType type, uint64_t length, uint64_t cookie, const void *body,
-                    size_t body_len) {
-    if (!ep.usable()) return;
+// They do need a send-queue slot: without one (the ring full of sends and
+// READs, or this called from a completion that freed nothing for it) they
+// wait in ep.ctrl_q, in order, and go as completions free slots.
+static_assert(sizeof(wire::RndvDesc) <= sizeof(CtrlMsg::body) && sizeof(wire::FinBody) <= sizeof(CtrlMsg::body));
+
+// Posts m if the send queue has a slot (and a bounce buffer, if m does not
+// fit inline); false: it must wait.
+static bool post_ctrl(Ctx *c, Endpoint &ep, const CtrlMsg &m) {
+    if (ep.sq_free() < 1) return false;
+    if (sizeof(wire::MsgHdr) + m.body_len > c->max_inline && c->send_pool.free_count() == 0) return false;
     if (ep.tx_credits() == 0) ++ep.tx_granted;
-    (void)post_msg(c, ep, type, 0, 0, length, cookie, body, body_len, false);
+    // A failed post fails the peer, which drops the queue: nothing to retry.
+    (void)post_msg(c, ep, static_cast<wire::MsgType>(m.type), 0, 0, m.length, m.cookie, m.body, m.body_len, false);
+    return true;
+}
+
+void rndv_queue_ctrl(Ctx *c, Endpoint &ep, const CtrlMsg &m) {
+    if (ep.ctrl_q.empty()) ++c->ctrl_waiting;
+    ep.ctrl_q.push_back(m);
+}
+
+void rndv_send_ctrl(Ctx *c, Endpoint &ep, wire::MsgType type, uint64_t length, uint64_t cookie, const void *body,
+                    size_t body_len, bool ahead) {
+    if (!ep.usable()) return;
+    CtrlMsg m;
+    m.type = static_cast<uint8_t>(type);
+    m.body_len = static_cast<uint8_t>(body_len);
+    m.length = length;
+    m.cookie = cookie;
+    if (body_len > 0) std::memcpy(m.body, body, body_len);
+    if ((!ahead && !ep.ctrl_q.empty()) || !post_ctrl(c, ep, m)) rndv_queue_ctrl(c, ep, m);
+}
+
+// Sends what waits in ep.ctrl_q, in order, while slots allow.
+void rndv_post_ctrl(Ctx *c, Endpoint &ep) {
+    while (ep.ctrl_head < ep.ctrl_q.size() && ep.usable()) {
+        const CtrlMsg m = ep.ctrl_q[ep.ctrl_head];  // a copy: what runs below may queue more
+        if (!(m.expose != 0 ? rndv_put_expose_queued(c, ep, m.expose) : post_ctrl(c, ep, m))) return;
+        if (ep.ctrl_q.empty()) return;  // that post failed the peer, which dropped the queue
+        ++ep.ctrl_head;
+    }
+    rndv_drop_ctrl(c, ep);
+}
+
+void rndv_drop_ctrl(Ctx *c, Endpoint &ep) {
+    if (ep.ctrl_q.empty()) return;
+    ep.ctrl_q.clear();  // keeps its capacity: the next backlog allocates nothing
+    ep.ctrl_head = 0;
+    --c->ctrl_waiting;
 }
 
 static void send_fin(Ctx *c, Endpoint &ep, uint64_t cookie, int32_t status) {
@@ -295,7 +349,8 @@ void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::Rnd
 // r->remote in chunks, at most RDMX_RNDV_READS per peer in flight (and, for
 // READs, the negotiated initiator depth).
 void rndv_move_data(Ctx *c, Endpoint &ep, rdmx_request *r) {
-    c->rndv_xfers[reinterpret_cast<uint64_t>(r)] = r;
+    r->sq_id = c->next_cookie++;  // fresh: a late completion of an earlier use of r finds nothing
+    c->rndv_xfers[r->sq_id] = r;
     if (ep.reads_in_flight == 0 && ep.reads.empty()) ep.read_progress_ns = now_ns();  // the watchdog's start
     ep.reads.push_back(&r->link);
     rndv_issue_reads(c, ep);
@@ -320,8 +375,7 @@ static bool post_rdma(Ctx *c, Endpoint &ep, rdmx_request *r) {
                    r->kind == ReqKind::kRecv ? "READ" : "WRITE", n, ep.peer, ep.qp_num, strerror(e));
         return false;
     }
-    ep.ring[ep.sq_posted & (ep.sq_depth - 1)] = SqSlot{-1, reinterpret_cast<uint64_t>(r), static_cast<uint32_t>(n)};
-    ++ep.sq_posted;
+    ep.record_wr(SqSlot{-1, r->sq_id, static_cast<uint32_t>(n)});
     ep.unsignaled = 0;
     ++ep.reads_in_flight;
     ep.read_progress_ns = now_ns();
@@ -336,7 +390,7 @@ void rndv_issue_reads(Ctx *c, Endpoint &ep) {
                                                                                             : c->rndv_reads;
         while (r->rd_issued < r->copy_len && ep.reads_in_flight < cap && ep.sq_free() > 2) {
             if (!post_rdma(c, ep, r)) {
-                c->rndv_xfers.erase(reinterpret_cast<uint64_t>(r));
+                c->rndv_xfers.erase(r->sq_id);
                 unlink_req(r);
                 req_complete(c, r, RDMX_ERR_PEER_LOST);
                 return fail_peer(c, ep.peer, RDMX_ERR_PEER_LOST, "RDMA post failed");
@@ -348,13 +402,14 @@ void rndv_issue_reads(Ctx *c, Endpoint &ep) {
     }
 }
 
+// `id` names the transfer, not the request: one failed (its peer lost) while
+// its READs were still on the wire is gone from rndv_xfers, and their late
+// completions or flushes change nothing, even once its request is reused.
 void rndv_on_read_done(Ctx *c, uint64_t id, uint32_t bytes, bool ok) {
     auto it = c->rndv_xfers.find(id);
     if (it == c->rndv_xfers.end()) return;
     rdmx_request *r = it->second;
     Endpoint &ep = c->eps[static_cast<size_t>(r->peer)];
-    --ep.reads_in_flight;
-    ep.read_progress_ns = now_ns();
     if (!ok) {
         c->rndv_xfers.erase(it);
         unlink_req(r);
@@ -406,13 +461,27 @@ static void fail_transfers(Ctx *c, std::unordered_map<uint64_t, rdmx_request *> 
     }
 }
 
-void rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why) {
-    // Delivered (FIN seen) but never revoked: rndv_release destroys the window.
-    Endpoint &ep = c->eps[static_cast<size_t>(peer)];
-    while (ListNode *n = ep.invals.pop_front()) {
-        auto *r = container_of<rdmx_request, &rdmx_request::link>(n);
+// Delivered (FIN or PutFin seen) but never revoked: the transfer itself
+// succeeded, and rndv_release destroys the window. Their LOCAL_INV may be
+// queued (ep.invals), in flight, or never to complete (the device failed and
+// its CQ is not polled any more): all complete here.
+static void fail_invalidations(Ctx *c, int peer) {
+    for (auto it = c->rndv_invs.begin(); it != c->rndv_invs.end();) {
+        rdmx_request *r = it->second;
+        if (r->peer != peer) {
+            ++it;
+            continue;
+        }
+        it = c->rndv_invs.erase(it);
+        unlink_req(r);
+        r->stage = SendStage::kDone;
         req_complete(c, r, r->fin_status);
     }
+}
+
+void rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why) {
+    rndv_drop_ctrl(c, c->eps[static_cast<size_t>(peer)]);
+    fail_invalidations(c, peer);
     fail_transfers(c, c->rndv_sends, peer, why);
     fail_transfers(c, c->rndv_puts, peer, why);
     fail_transfers(c, c->rndv_xfers, peer, why);

@@ -37,18 +37,41 @@ static rdmx_status_t expose_for_write(Ctx *c, Endpoint &ep, rdmx_request *r, wir
     return st;
 }
 
-void rndv_put_recv_start(Ctx *c, Endpoint &ep, rdmx_request *r) {
+// ahead: called for the head of ep.ctrl_q, with two SQ slots free.
+static void expose_and_cts(Ctx *c, Endpoint &ep, rdmx_request *r, bool ahead) {
     wire::RndvDesc d{};
     rdmx_status_t st = expose_for_write(c, ep, r, &d);
     if (st != RDMX_OK) {  // tell the sender, which then fails its send too
+        c->rndv_puts.erase(r->xfer_id);
         wire::FinBody f{st, 0};
         rndv_send_ctrl(c, ep, wire::MsgType::kFin, 0, r->cookie, &f, sizeof(f));
         req_complete(c, r, st);
         return;
     }
+    rndv_send_ctrl(c, ep, wire::MsgType::kCts, r->xfer_id, r->cookie, &d, sizeof(d), ahead);
+}
+
+void rndv_put_recv_start(Ctx *c, Endpoint &ep, rdmx_request *r) {
     r->xfer_id = c->next_cookie++;
-    c->rndv_puts[r->xfer_id] = r;
-    rndv_send_ctrl(c, ep, wire::MsgType::kCts, r->xfer_id, r->cookie, &d, sizeof(d));
+    c->rndv_puts[r->xfer_id] = r;  // from now on a peer failure finds it
+    // A window bind takes a send-queue slot ahead of the CTS: without two
+    // free (or behind queued control messages) both wait their turn there.
+    if (c->rndv_mw && r->copy_len > 0 && (!ep.ctrl_q.empty() || ep.sq_free() < 2)) {
+        CtrlMsg m;
+        m.type = static_cast<uint8_t>(wire::MsgType::kCts);
+        m.expose = r->xfer_id;
+        return rndv_queue_ctrl(c, ep, m);
+    }
+    expose_and_cts(c, ep, r, false);
+}
+
+// A put receive queued by rndv_put_recv_start; false: still no room.
+bool rndv_put_expose_queued(Ctx *c, Endpoint &ep, uint64_t id) {
+    auto it = c->rndv_puts.find(id);
+    if (it == c->rndv_puts.end()) return true;  // failed meanwhile: nothing to expose
+    if (ep.sq_free() < 2) return false;
+    expose_and_cts(c, ep, it->second, true);
+    return true;
 }
 
 // A CTS must name a put we offered this peer and are still waiting on, and

@@ -1,6 +1,7 @@
 // One endpoint per peer: its RC QP (on the shared CQ and SRQ), its
 // connection state machine, send-queue accounting and receive credits.
 #pragma once
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -23,11 +24,27 @@ enum class ConnState : uint8_t {
 };
 const char *conn_state_name(ConnState s);
 
+// What a posted WR holds. Rendezvous WRs name their request by an id (a key
+// of the context's rndv_xfers or rndv_invs), never by its address: a request
+// failed and freed while the device may still complete its WRs is reused, and
+// a late completion must then find nothing rather than the new transfer.
 struct SqSlot {
     int32_t bounce = -1;     // send pool buffer to release, or -1
-    uint64_t cookie = 0;     // rendezvous read to complete, or 0
-    uint32_t bytes = 0;      // bytes that read moves
-    uint64_t inv = 0;        // rendezvous send whose window this WR invalidates, or 0
+    uint64_t cookie = 0;     // rendezvous READ/WRITE: its transfer's id, or 0
+    uint32_t bytes = 0;      // bytes that READ/WRITE moves
+    uint64_t inv = 0;        // LOCAL_INV revoking a window: its request's id, or 0
+};
+
+// A rendezvous control message (FIN, CTS, PutFin) waiting for a send-queue
+// slot or a bounce buffer. `expose` != 0: a put receive (that id) whose
+// window bind and CTS both wait; the CTS body is made when they go.
+struct CtrlMsg {
+    uint8_t type = 0;
+    uint8_t body_len = 0;
+    uint64_t length = 0;
+    uint64_t cookie = 0;
+    uint64_t expose = 0;
+    alignas(8) unsigned char body[24] = {};
 };
 
 struct Endpoint {
@@ -78,6 +95,10 @@ struct Endpoint {
     List reads;                    // receives with RDMA READs still to issue
     List reads_done;               // receives whose READs are all issued
     List invals;                   // sends whose window awaits an SQ slot to invalidate
+    // Control messages of transfers under way, in order, while the send queue
+    // has no slot for them (empty otherwise; sends queue behind them).
+    std::vector<CtrlMsg> ctrl_q;
+    size_t ctrl_head = 0;
 
     // Type 2 memory windows for rendezvous sends to this peer, bound and
     // invalidated through this QP's send queue: a window is reused only after
@@ -95,6 +116,18 @@ struct Endpoint {
         return (cumulative >> 32) == 0 &&
                (static_cast<int32_t>(g - tx_granted) <= 0 || g - tx_consumed <= tx_window);
     }
+    // Records the WR just posted at sequence sq_posted. Every poster checks
+    // sq_free() first: a full ring here would overwrite what a live WR holds
+    // (a bounce buffer, a READ to finish) and sq_free() would then wrap.
+    void record_wr(const SqSlot &s) {
+        assert(sq_posted - sq_done < sq_depth && "send ring overflow: a WR was posted without a free slot");
+        ring[sq_posted & (sq_depth - 1)] = s;
+        ++sq_posted;
+    }
+    // Unsignalled SENDs hold their slots until a later signalled WR
+    // completes: at most this many in a row, so a small ring still drains.
+    uint32_t signal_every() const { return sq_depth / 4 < kSignalEvery ? sq_depth / 4 : kSignalEvery; }
+    static constexpr uint32_t kSignalEvery = 16;
     uint32_t tx_credits() {
         if (grant_forged) return 0;
         const uint64_t v = *credit_slot;

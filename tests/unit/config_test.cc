@@ -78,7 +78,8 @@ const char *const kVars[] = {"RDMX_DEVICE",       "RDMX_IFADDR",        "RDMX_EA
                              "RDMX_PEER_TIMEOUT", "RDMX_SPIN_US",       "RDMX_RNDV_READS",
                              "RDMX_RNDV_CHUNK",   "RDMX_RCACHE",        "RDMX_RCACHE_MAX",
                              "RDMX_RCACHE_MAX_REGIONS", "RDMX_RNDV_PROTO",
-                             "RDMX_RNDV_WINDOWS", "RDMX_UNEXPECTED_MAX", "RDMX_BOOTSTRAP"};
+                             "RDMX_RNDV_WINDOWS", "RDMX_UNEXPECTED_MAX", "RDMX_BOOTSTRAP",
+                             "RDMX_SQ_DEPTH"};
 
 // Clears every RDMX_* variable for the test and restores them after.
 class ConfigLoadTest : public ::testing::Test {
