@@ -97,9 +97,7 @@ void port_info(Out &o, ibv_context *ctx, int p) {
 // when the memory hooks cannot be installed (sanitizer runtimes), which
 // narrows the exposure to the third case.
 std::string rndv_exposure(const rdmx::Config &c, const ibv_device_attr &a) {
-    using P = rdmx::Config::RndvProto;
-    const bool soft = a.vendor_id == 0xffffff;
-    const bool put = c.rndv_proto == P::kPut || (c.rndv_proto == P::kAuto && soft);
+    const bool put = c.rndv_uses_put(a.vendor_id);
     const bool mw2 = (a.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B) != 0;
     const bool windows = c.rcache != 0 && c.rndv_windows == 1 && mw2;
     std::string who = put ? "put: the receiver's buffer, REMOTE_WRITE only, to the sending peer"
@@ -149,13 +147,13 @@ void device_info(Out &o, ibv_device *dev, const rdmx::Config &cfg) {
 void protocol_table(Out &o, const rdmx::Config &c, const ibv_device_attr *dev, uint32_t max_msg) {
     using P = rdmx::Config::RndvProto;
     const size_t hdr = sizeof(rdmx::wire::MsgHdr);
-    const bool soft = dev != nullptr && dev->vendor_id == 0xffffff;
     const char *how = c.rndv_proto == P::kGet   ? "get (RDMX_RNDV_PROTO=get): the receiver RDMA-READs the sender's buffer"
                       : c.rndv_proto == P::kPut ? "put (RDMX_RNDV_PROTO=put): the sender RDMA-WRITEs the receiver's buffer"
                       : dev == nullptr          ? "auto: put (RDMA WRITE) on Soft-RoCE, get (RDMA READ) elsewhere"
-                      : soft                    ? "put (auto, Soft-RoCE): the sender RDMA-WRITEs the receiver's buffer"
-                                                : "get (auto): the receiver RDMA-READs the sender's buffer";
-    const size_t chunk = max_msg > 0 && max_msg < c.rndv_chunk ? max_msg : c.rndv_chunk;
+                      : c.rndv_uses_put(dev->vendor_id)
+                          ? "put (auto, Soft-RoCE): the sender RDMA-WRITEs the receiver's buffer"
+                          : "get (auto): the receiver RDMA-READs the sender's buffer";
+    const size_t chunk = c.rndv_chunk_for(max_msg);
     o.open("protocols", '[');
     struct Row { std::string range, proto; };
     std::vector<Row> rows = {

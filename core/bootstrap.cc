@@ -14,6 +14,14 @@
 
 namespace rdmx {
 
+int env_int(const char *name, int dflt) {
+    const char *v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return dflt;
+    char *end = nullptr;
+    long x = std::strtol(v, &end, 10);
+    return end != v && *end == '\0' && x >= 0 && x < (1L << 30) ? static_cast<int>(x) : dflt;
+}
+
 uint64_t random_u64() {
     uint64_t v = 0;
     if (getrandom(&v, sizeof(v), 0) != sizeof(v))
@@ -174,11 +182,6 @@ bool has_env(const char *name) {
     return v != nullptr && *v != '\0';
 }
 
-int env_size(const char *name) {
-    const char *v = std::getenv(name);
-    return v != nullptr ? std::atoi(v) : 0;
-}
-
 bool pmix_offered() {
     return has_env("PMIX_NAMESPACE") || has_env("PMIX_SERVER_URI2") || has_env("PMIX_SERVER_URI3") ||
            has_env("PMIX_SERVER_URI");
@@ -188,18 +191,18 @@ bool pmix_offered() {
 // than one process, starting as a job of one would silently give N separate
 // jobs. Names the launcher and the fix; RDMX_OK when nothing says size > 1.
 rdmx_status_t diagnose_launcher() {
-    if (env_size("SLURM_NTASKS") > 1 && has_env("SLURM_STEP_ID")) {
+    if (env_int("SLURM_NTASKS", 0) > 1 && has_env("SLURM_STEP_ID")) {
         RDMX_ERROR("bootstrap: started by Slurm's srun as one of %d tasks, but srun offers neither PMIx nor PMI-2 "
                    "(srun --mpi=none?): run with `srun --mpi=pmix` or `srun --mpi=pmi2` (srun --mpi=list shows "
-                   "what this Slurm has)", env_size("SLURM_NTASKS"));
+                   "what this Slurm has)", env_int("SLURM_NTASKS", 0));
         return RDMX_ERR_CONNECT;
     }
-    if (env_size("PMI_SIZE") > 1 && has_env("PMI_PORT")) {
+    if (env_int("PMI_SIZE", 0) > 1 && has_env("PMI_PORT")) {
         RDMX_ERROR("bootstrap: MPICH's mpiexec started %d processes in its -pmi-port mode (PMI_PORT), which rdmx "
-                   "does not speak: run mpiexec without -pmi-port (it then passes PMI_FD)", env_size("PMI_SIZE"));
+                   "does not speak: run mpiexec without -pmi-port (it then passes PMI_FD)", env_int("PMI_SIZE", 0));
         return RDMX_ERR_CONNECT;
     }
-    if (env_size("PMI_SIZE") > 1 || env_size("OMPI_COMM_WORLD_SIZE") > 1 || env_size("MV2_COMM_WORLD_SIZE") > 1) {
+    if (env_int("PMI_SIZE", 0) > 1 || env_int("OMPI_COMM_WORLD_SIZE", 0) > 1 || env_int("MV2_COMM_WORLD_SIZE", 0) > 1) {
         RDMX_ERROR("bootstrap: the environment says this is one of several processes (PMI_SIZE, "
                    "OMPI_COMM_WORLD_SIZE or MV2_COMM_WORLD_SIZE > 1) but no PMIx server or PMI_FD socket was "
                    "given: launch with Open MPI's mpirun, srun --mpi=pmix|pmi2 or MPICH's mpiexec, or pass an "

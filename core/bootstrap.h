@@ -33,6 +33,10 @@ protected:
 // or the environment offers (bootstrap.cc), else a singleton.
 rdmx_status_t bootstrap_create(const Config &cfg, std::unique_ptr<Bootstrap> *out);
 
+// A launcher's integer variable (a rank, a size, a descriptor): `dflt` when
+// unset, empty, negative or not a plain decimal number.
+int env_int(const char *name, int dflt);
+
 // A random 64-bit value from the kernel (job key candidates).
 uint64_t random_u64();
 

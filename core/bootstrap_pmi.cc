@@ -32,14 +32,6 @@ constexpr double kFinalizeSeconds = 2.0;
 // Longest single poll(2) while waiting for a reply (the deadline decides).
 constexpr int kPollCapMs = 1000;
 
-int env_int(const char *name, int dflt) {
-    const char *v = std::getenv(name);
-    if (v == nullptr || *v == '\0') return dflt;
-    char *end = nullptr;
-    long x = std::strtol(v, &end, 10);
-    return end != v && *end == '\0' && x >= 0 && x < (1L << 30) ? static_cast<int>(x) : dflt;
-}
-
 // One connection to the launcher, one request and its reply at a time.
 class PmiConn {
 public:

@@ -54,6 +54,21 @@ struct Config {
 
     std::vector<ConfigEntry> entries;  // for rdmx-info
 
+    // Rendezvous by put (RDMA WRITE) rather than get on a device with this
+    // vendor id: what RDMX_RNDV_PROTO says, and for auto, put on Soft-RoCE.
+    // The engine (rndv_setup) and rdmx-info both ask here.
+    bool rndv_uses_put(uint32_t vendor_id) const {
+        return rndv_proto == RndvProto::kPut || (rndv_proto == RndvProto::kAuto && vendor_id == kSoftRoceVendorId);
+    }
+    // Largest single READ/WRITE on a port whose max_msg_sz is `max_msg`
+    // (0: unknown, RDMX_RNDV_CHUNK alone).
+    size_t rndv_chunk_for(uint32_t max_msg) const {
+        return max_msg > 0 && max_msg < rndv_chunk ? max_msg : rndv_chunk;
+    }
+    // Soft-RoCE recovers WRITE retransmissions more reliably than READ
+    // replays (docs/design/protocols.md).
+    static constexpr uint32_t kSoftRoceVendorId = 0xffffff;
+
     // Resolves defaults, environment and cfg (may be NULL). On a malformed
     // value returns RDMX_ERR_INVALID_ARG after logging the variable and value.
     rdmx_status_t load(const rdmx_config_t *cfg);

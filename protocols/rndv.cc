@@ -43,11 +43,8 @@ size_t default_rcache_bytes() {
 
 void rndv_setup(Ctx *c) {
     c->rndv_reads = c->cfg.rndv_reads;
-    c->rndv_chunk = c->cfg.rndv_chunk < c->max_msg ? c->cfg.rndv_chunk : c->max_msg;
-    // Soft RoCE (vendor 0xffffff) recovers WRITE retransmissions more
-    // reliably than READ replays (docs/design/protocols.md): put there.
-    c->rndv_put = c->cfg.rndv_proto == Config::RndvProto::kPut ||
-                  (c->cfg.rndv_proto == Config::RndvProto::kAuto && c->dev.attr().vendor_id == 0xffffff);
+    c->rndv_chunk = c->cfg.rndv_chunk_for(c->max_msg);
+    c->rndv_put = c->cfg.rndv_uses_put(c->dev.attr().vendor_id);
     const char *why = "RDMX_RCACHE=0";
     if (c->cfg.rcache != 0 && memhooks::install(&why)) {
         // Windows are opt-in (RDMX_RNDV_WINDOWS=1): Soft RoCE's type 2
