@@ -413,9 +413,8 @@ rdmx_status_t rdmx_probe(rdmx_context_h ctx, int source, int tag, rdmx_msg_info_
         if (ctx->finalized.load(std::memory_order_acquire)) return RDMX_ERR_CANCELED;
         {
             std::lock_guard<rdmx::SpinLock> g(ctx->lock);
-            if (source >= 0 && source != ctx->rank &&
-                ctx->eps[static_cast<size_t>(source)].state == rdmx::ConnState::kFailed)
-                return RDMX_ERR_PEER_LOST;
+            if (source >= 0 && ctx->peers[static_cast<size_t>(source)].failed)
+                return rdmx::peer_failure(ctx->peers[static_cast<size_t>(source)]);
         }
         st = guarded("rdmx_probe", [&] {
             rdmx::wait_change(ctx, seen);
@@ -438,19 +437,7 @@ rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats) {
     if (stats->struct_size < sizeof(rdmx_stats_t))
         RDMX_BAD_ARG("rdmx_get_stats: stats->struct_size is %zu (call rdmx_stats_init first)", stats->struct_size);
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
-    stats->rcache_enabled = ctx->rcache != nullptr;
-    stats->rndv_windows = ctx->rndv_mw;
-    if (ctx->rcache) {
-        const rdmx::RegCache::Stats &s = ctx->rcache->stats();
-        stats->rcache_hits = s.hits;
-        stats->rcache_misses = s.misses;
-        stats->rcache_evictions = s.evictions;
-        stats->rcache_invalidations = s.invalidations + s.flushes;
-        stats->rcache_bytes = s.bytes;
-        stats->rcache_peak_bytes = s.peak_bytes;
-        stats->rcache_max_bytes = ctx->rcache->max_bytes();
-        stats->rcache_transient_bytes = s.transient_bytes;
-    }
+    if (ctx->rc) ctx->rc->fill_stats(stats);
     return RDMX_OK;
 }
 

@@ -14,12 +14,10 @@
 #include "core/spinlock.h"
 #include "core/tag_match.h"
 #include "core/wire.h"
+#include "core/ilist.h"
 #include "protocols/request.h"
-#include "transport/cm.h"
-#include "transport/device.h"
-#include "transport/endpoint.h"
-#include "transport/iface.h"
-#include "transport/memory.h"
+#include "transport/rc.h"
+#include "transport/transport.h"
 
 namespace rdmx {
 
@@ -29,15 +27,45 @@ struct Unexp : UnexpEntry {
     wire::MsgType type = wire::MsgType::kEager;
     size_t len = 0;
     std::unique_ptr<char[]> data;  // eager payload copied aside, or
-    int32_t held_buf = -1;         // the SRQ buffer kept (back-pressure)
+    bool held = false;             // the transport's buffer kept (back-pressure):
+    uint64_t token = 0;            // released with this token
+    const char *held_data = nullptr;  // its payload
     wire::RndvDesc desc{};         // rendezvous
     uint64_t cookie = 0;
-    rdmx_request *self_send = nullptr;  // a send to ourselves, matched late
+};
+
+// A rendezvous control message (FIN, CTS, PutFin) waiting for room on its
+// lane. `expose` != 0: a put receive (that id) whose exposure and CTS both
+// wait; the CTS body is made when they go.
+struct CtrlMsg {
+    uint8_t type = 0;
+    uint8_t body_len = 0;
+    uint64_t length = 0;
+    uint64_t cookie = 0;
+    uint64_t expose = 0;
+    alignas(8) unsigned char body[24] = {};
+};
+
+// The engine's view of one peer: its lane (the transport that carries it)
+// and the protocol state that waits on that lane.
+struct Peer {
+    Transport *t = nullptr;        // null for no lane (never connected)
+    bool failed = false;
+    int error = 0;                 // rdmx_status_t once failed: the first cause
+    List pending;                  // sends waiting for room on the lane
+    List rma;                      // transfers with gets/puts still to issue
+    List rma_done;                 // transfers whose gets/puts are all issued
+    uint32_t rma_in_flight = 0;    // gets/puts posted and not yet complete
+    uint64_t rma_progress_ns = 0;  // last time one was posted or completed (the watchdog's)
+    // Control messages of transfers under way, in order, while the lane has
+    // no room for them (empty otherwise; sends queue behind them).
+    std::vector<CtrlMsg> ctrl_q;
+    size_t ctrl_head = 0;
 };
 
 }  // namespace rdmx
 
-struct rdmx_context {
+struct rdmx_context final : rdmx::TransportSink {
     rdmx::Config cfg;
     std::unique_ptr<rdmx::Bootstrap> boot;
     int rank = 0;
@@ -45,60 +73,38 @@ struct rdmx_context {
     uint64_t job_key = 0;
     double connect_seconds = 0;
     std::atomic<bool> finalized{false};
-    std::atomic<int> fatal{0};          // device-wide failure status
-    uint64_t port_down_ns = 0;          // when the port went down (PORT_ERR), 0 while up
-    uint64_t keepalive_ns = 0;          // next check for silent peers
-    std::vector<uint32_t> keepalive_seen;  // each peer's rx_seq at the last check
-    bool transport = false;             // false for a job of one: no device needed
+    std::atomic<int> fatal{0};          // a transport failed whole: new operations fail with this
+    bool transport = false;             // false for a job of one: nothing to poll but ourselves
 
-    // Transport, in creation order.
-    rdmx::ConnManager cm;
-    rdmx::Device dev;
-    rdmx::Iface iface;
-    rdmx::Slab send_pool;
-    rdmx::CreditSlots credit_mem;        // a slot per peer, which it RDMA-WRITEs its grants into
-    // Rendezvous registrations: after the PD, before the endpoints whose
-    // memory windows are bound to its MRs (windows must go first).
-    rdmx::MrRegistrar registrar;
-    std::unique_ptr<rdmx::RegCache> rcache;  // null: register per transfer
-    bool rndv_mw = false;                // buffers are exposed through type 2 windows
-    bool rndv_put = false;               // rendezvous by RDMA WRITE (else READ)
-    uint32_t rndv_reads = 8;             // READs in flight per peer
-    size_t rndv_chunk = 1u << 20;        // largest READ
-    uint64_t watchdog_ns = 0;            // last stalled-READ check
-    std::vector<rdmx::Endpoint> eps;
-    std::vector<sockaddr_in> addrs;
+    // Transports, in creation order (destroyed in reverse), and the lane of
+    // each peer.
+    std::unique_ptr<rdmx::Rc> rc;
+    std::unique_ptr<rdmx::Transport> self_lane;
+    std::vector<rdmx::Transport *> transports;
+    std::vector<rdmx::Peer> peers;
     size_t eager_limit = 0;
     size_t rndv_thresh = 0;
-    uint32_t credits = 0;                // per peer
-    uint32_t sq_depth = 0;               // per QP, within the device's CQ (size_queues)
-    uint32_t cqe = 0;
-    uint32_t max_inline = 0;
-    uint32_t max_msg = 1u << 30;
+    uint64_t watchdog_ns = 0;            // last stalled get/put check
 
     // Protocol state, guarded by lock.
     rdmx::SpinLock lock;
     rdmx::TagMatcher matcher;
     std::unordered_map<uint64_t, rdmx_request *> rndv_sends;  // cookie -> send waiting for FIN
-    std::unordered_map<uint64_t, rdmx_request *> rndv_xfers;  // request -> transfer moving data (READ/WRITE)
+    std::unordered_map<uint64_t, rdmx_request *> rndv_xfers;  // id -> transfer moving data (get/put)
     std::unordered_map<uint64_t, rdmx_request *> rndv_puts;   // our id -> put receive awaiting PutFin
-    std::unordered_map<uint64_t, rdmx_request *> rndv_invs;   // sq id -> request awaiting its window's LOCAL_INV
-    size_t ctrl_waiting = 0;              // endpoints with control messages queued (Endpoint::ctrl_q)
+    std::unordered_map<uint64_t, rdmx_request *> rndv_invs;   // id -> request awaiting its exposure's revocation
+    size_t ctrl_waiting = 0;              // peers with control messages queued (Peer::ctrl_q)
     uint64_t next_cookie = 1;
     size_t unexpected_bytes = 0;
     size_t held_bufs = 0;
     std::vector<int> stalled;             // peers with queued sends
+    std::vector<int> rma_waiting;         // peers with gets/puts queued for room on their lane
     rdmx_request *free_reqs = nullptr;
     bool closed = false;                  // finalize cancelled everything: nothing polls any more
     size_t live_reqs = 0;                 // handles not yet freed by test/wait
     std::vector<std::unique_ptr<rdmx_request[]>> req_chunks;
     unsigned poll_calls = 0;
     uint64_t housekeeping_ns = 0;  // fast_ns() when CM/async events and watchdogs are next due
-    bool credits_dirty = false;    // a grant was made since return_credits last looked
-    // Test hook (protocols/test_hooks.h): send completions of this peer are
-    // set aside instead of dispatched, as if the device were slow to flush.
-    int held_peer = -1;
-    std::vector<ibv_wc> held_wcs;
 
     // Progress thread and blocking waits.
     std::thread progress_thread;
@@ -109,8 +115,8 @@ struct rdmx_context {
     std::atomic<int> waiters{0};
     bool notify_pending = false;
     // Set while an application thread waiting for a request sleeps on the
-    // CQ's completion channel itself; the progress thread then leaves that fd
-    // alone, so a completion wakes one thread, not two in turn.
+    // transports' completion fds itself; the progress thread then leaves
+    // them alone, so a completion wakes one thread, not two in turn.
     std::atomic<bool> cq_waiter{false};
     // Application threads inside a wait (spinning or asleep): they drive
     // progress, and the progress thread keeps off the CPU and the CQ.
@@ -124,6 +130,13 @@ struct rdmx_context {
     // Bumped (engine lock held) when a message joins the unexpected queue or a
     // peer is lost: what a blocking probe waits for.
     std::atomic<uint64_t> change_epoch{0};
+
+    // TransportSink: what the transports report from their progress.
+    bool on_arrival(int peer, const rdmx::wire::MsgHdr &h, const char *buf, uint32_t len, uint64_t token) override;
+    void on_rma_done(int peer, uint64_t id, uint32_t bytes, bool ok) override;
+    void on_unexposed(int peer, uint64_t id, bool ok) override;
+    void on_peer_failed(int peer, rdmx_status_t why, const char *reason) override;
+    void on_fatal(rdmx_status_t why) override;
 
     ~rdmx_context();
 };
@@ -146,51 +159,47 @@ void req_pool_retire(Ctx *c);
 // A message became unexpected or a peer was lost: wakes rdmx_probe.
 void note_change(Ctx *c);
 
-// eager.cc: sends and arrivals
+// eager.cc: sends
 rdmx_status_t start_send(Ctx *c, rdmx_request *r);
-rdmx_status_t start_recv(Ctx *c, rdmx_request *r);
-void handle_recv(Ctx *c, const ibv_wc &wc);
-void handle_send_wc(Ctx *c, const ibv_wc &wc);
 void kick_stalled(Ctx *c);
-void return_credits(Ctx *c);
-bool post_msg(Ctx *c, Endpoint &ep, wire::MsgType type, uint8_t space, int tag, uint64_t length, uint64_t cookie,
-              const void *body, size_t body_len, bool signal);
-bool can_post(Ctx *c, Endpoint &ep, size_t body_len);
-void fail_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason);
-void fail_device(Ctx *c, rdmx_status_t why);
-rdmx_status_t wc_error_status(ibv_wc_status st);
+// Whether a message of body_len bytes may go to `peer` now (nothing queued
+// ahead of it, room on the lane); post_msg posts it (false: the lane failed).
+bool can_post(Ctx *c, int peer, size_t body_len, unsigned extra = 0);
+bool post_msg(Ctx *c, int peer, wire::MsgType type, uint8_t space, int tag, uint64_t length, uint64_t cookie,
+              const void *body, size_t body_len, bool ctrl = false);
+// arrival.cc
+rdmx_status_t start_recv(Ctx *c, rdmx_request *r);
 void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data, size_t len);
 void release_unexp(Ctx *c, Unexp *u);
-// The peer's credit slot held an impossible grant (Endpoint::grant_forged): close it.
-void credit_forged(Ctx *c, Endpoint &ep);
+// A peer that broke the protocol: its unexpected messages are not trusted either.
+void drop_unexpected_of(Ctx *c, int peer);
+// progress.cc: failures. fail_peer: the engine found the peer broke the
+// protocol or is gone (closes its lane too); the transports report theirs
+// through on_peer_failed.
+void fail_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason);
 
 // rndv.cc
-rdmx_status_t rndv_send_start(Ctx *c, Endpoint &ep, rdmx_request *r);
+rdmx_status_t rndv_send_start(Ctx *c, int peer, rdmx_request *r);
 void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::RndvDesc &d, uint64_t cookie);
-void rndv_on_fin(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::FinBody &f);
-void rndv_on_read_done(Ctx *c, uint64_t id, uint32_t bytes, bool ok);
-void rndv_post_ctrl(Ctx *c, Endpoint &ep);
-void rndv_drop_ctrl(Ctx *c, Endpoint &ep);
-void rndv_issue_reads(Ctx *c, Endpoint &ep);
+void rndv_on_fin(Ctx *c, int peer, const wire::MsgHdr &h, const wire::FinBody &f);
+void rndv_post_ctrl(Ctx *c, int peer);
+void rndv_drop_ctrl(Ctx *c, int peer);
+void rndv_issue(Ctx *c, int peer);
 void rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why);
-void rndv_setup(Ctx *c);
-bool rndv_bind_window(Ctx *c, Endpoint &ep, rdmx_request *r, size_t len, int access, uint32_t *rkey);
-void rndv_invalidate(Ctx *c, Endpoint &ep, rdmx_request *r);
+void rndv_revoke(Ctx *c, int peer, rdmx_request *r);
 // ahead: may go before messages already queued (the one at their head is being sent).
-void rndv_send_ctrl(Ctx *c, Endpoint &ep, wire::MsgType type, uint64_t length, uint64_t cookie, const void *body,
+void rndv_send_ctrl(Ctx *c, int peer, wire::MsgType type, uint64_t length, uint64_t cookie, const void *body,
                     size_t body_len, bool ahead = false);
-void rndv_queue_ctrl(Ctx *c, Endpoint &ep, const CtrlMsg &m);
-void rndv_move_data(Ctx *c, Endpoint &ep, rdmx_request *r);
-// rndv_put.cc
-void rndv_put_recv_start(Ctx *c, Endpoint &ep, rdmx_request *r);
-bool rndv_put_expose_queued(Ctx *c, Endpoint &ep, uint64_t id);
-void rndv_on_cts(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::RndvDesc &d);
-void rndv_put_written(Ctx *c, Endpoint &ep, rdmx_request *r);
-void rndv_on_put_fin(Ctx *c, Endpoint &ep, const wire::MsgHdr &h, const wire::FinBody &f);
+void rndv_queue_ctrl(Ctx *c, int peer, const CtrlMsg &m);
+void rndv_move_data(Ctx *c, int peer, rdmx_request *r);
 void rndv_watchdog(Ctx *c);
 void rndv_release(Ctx *c, rdmx_request *r);
-void rndv_on_invalidated(Ctx *c, Endpoint &ep, uint64_t id, bool ok);
-void rndv_post_invalidations(Ctx *c, Endpoint &ep);
+// rndv_put.cc
+void rndv_put_recv_start(Ctx *c, int peer, rdmx_request *r);
+bool rndv_put_expose_queued(Ctx *c, int peer, uint64_t id);
+void rndv_on_cts(Ctx *c, int peer, const wire::MsgHdr &h, const wire::RndvDesc &d);
+void rndv_put_written(Ctx *c, int peer, rdmx_request *r);
+void rndv_on_put_fin(Ctx *c, int peer, const wire::MsgHdr &h, const wire::FinBody &f);
 
 // progress.cc
 int progress(Ctx *c, bool block_ok);
@@ -206,8 +215,14 @@ void wait_change(Ctx *c, uint64_t seen);
 // (rdmx_waitall holds one across its waits).
 // What an operation with a failed (or never usable) endpoint completes with:
 // the connection's first cause, else PEER_LOST.
-inline rdmx_status_t ep_failure(const Endpoint &ep) {
-    return ep.error != 0 ? static_cast<rdmx_status_t>(ep.error) : RDMX_ERR_PEER_LOST;
+inline rdmx_status_t peer_failure(const Peer &p) {
+    return p.error != 0 ? static_cast<rdmx_status_t>(p.error) : RDMX_ERR_PEER_LOST;
+}
+inline Peer &peer_of(Ctx *c, int peer) { return c->peers[static_cast<size_t>(peer)]; }
+// The peer's lane can carry messages now.
+inline bool peer_usable(Ctx *c, int peer) {
+    const Peer &p = c->peers[static_cast<size_t>(peer)];
+    return !p.failed && p.t != nullptr && p.t->usable(peer);
 }
 
 inline void note_app_call(Ctx *c) { c->app_calls.fetch_add(1, std::memory_order_relaxed); }

@@ -49,7 +49,7 @@ std::string place(const char *ibdev, bool bind) {
 }  // namespace
 
 void apply_progress_placement(Ctx *c) {
-    std::string d = place(c->dev.name(), true);
+    std::string d = place(c->rc ? c->rc->device_name() : "", true);
     RDMX_INFO("progress thread on %s", d.c_str());
 }
 

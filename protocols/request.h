@@ -5,11 +5,10 @@
 #include <cstdint>
 
 #include "core/ilist.h"
-#include "core/rcache.h"
 #include "core/tag_match.h"
 #include "core/wire.h"
 #include "rdmx/rdmx.h"
-#include "transport/handles.h"
+#include "transport/transport.h"
 
 struct rdmx_context;
 
@@ -36,18 +35,16 @@ struct rdmx_request : rdmx::PostedEntry {
     bool blocking_user = false;
     // Rendezvous.
     uint64_t cookie = 0;              // send: our transfer id; recv: the sender's
-    rdmx::MrHandle mr;                // registration for this transfer only, or
-    rdmx::RegCache::Region *region = nullptr;  // a cached one
-    int32_t mw = -1;                  // send: index of the window exposing the buffer
-    rdmx_status_t fin_status = RDMX_OK;  // outcome to complete with once the window is revoked
-    bool put = false;                 // send: rendezvous by RDMA WRITE
+    rdmx::XferMem mem;                // what the peer's transport holds for this transfer
+    bool exposed = false;             // mem exposes the buffer to the peer (revoked before completion)
+    rdmx_status_t fin_status = RDMX_OK;  // outcome to complete with once the exposure is revoked
+    bool put = false;                 // send: rendezvous by put (the sender writes)
     uint64_t xfer_id = 0;             // put: the receiver's transfer id
-    uint64_t sq_id = 0;               // names this request's READ/WRITEs or LOCAL_INV in the send ring
+    uint64_t sq_id = 0;               // names this request's gets/puts or revocation to its transport
     rdmx::wire::RndvDesc remote{};    // recv: what the sender advertised
-    size_t rd_issued = 0;             // recv: bytes with READs posted
-    size_t rd_done = 0;               // recv: bytes read
+    size_t rd_issued = 0;             // bytes with gets/puts posted
+    size_t rd_done = 0;               // bytes moved
     size_t copy_len = 0;              // recv: bytes that fit the buffer
-    rdmx_request *self_peer = nullptr;  // self-send pairing
     rdmx_request *pool_next = nullptr;
     // In the pool (free, or retired with its finalized context): a handle to
     // it is stale. Request memory is never freed, so this stays readable.

@@ -286,6 +286,7 @@ void ConnManager::on_connect_request(CmEvent &ev) {
     if (cp.src_rank >= static_cast<uint32_t>(p_.size) || cp.dst_rank != static_cast<uint32_t>(p_.rank))
         return reject(id, R::kRankOutOfRange, "src or dst rank out of range");
     if (cp.src_rank >= static_cast<uint32_t>(p_.rank)) return reject(id, R::kWrongDirection, "higher rank connected");
+    if (!(*eps_)[cp.src_rank].served) return reject(id, R::kWrongDirection, "that rank reaches us by another transport");
     if (char got[INET6_ADDRSTRLEN]; !from_published_addr(id, cp.src_rank, got, sizeof(got))) {
         char why[128];
         std::snprintf(why, sizeof(why), "claims rank %u, which published %s, from %s", cp.src_rank,
@@ -420,7 +421,7 @@ void ConnManager::on_device_event(const rdma_cm_event *ev) {
     if (bringing_up_) {
         fatal_ = true;
         for (Endpoint &e : *eps_)
-            if (e.peer != p_.rank && e.state != ConnState::kConnected) e.error = RDMX_ERR_DEVICE;
+            if (e.served && e.state != ConnState::kConnected) e.error = RDMX_ERR_DEVICE;
     }
     if (on_device_removal) on_device_removal();
 }
@@ -484,13 +485,13 @@ void ConnManager::notify_established(Endpoint &ep) {
 
 bool ConnManager::all_connected() const {
     for (const Endpoint &ep : *eps_)
-        if (ep.peer != p_.rank && ep.state != ConnState::kConnected) return false;
+        if (ep.served && ep.state != ConnState::kConnected) return false;
     return true;
 }
 
 rdmx_status_t ConnManager::report_unconnected(bool timed_out) const {
     for (const Endpoint &ep : *eps_) {
-        if (ep.peer == p_.rank || ep.state == ConnState::kConnected) continue;
+        if (!ep.served || ep.state == ConnState::kConnected) continue;
         RDMX_ERROR("cm: %s peer %d at %s: state %s after %d attempt(s), last CM event %s (status %d)%s",
                    timed_out ? "timed out connecting to" : "could not connect to", ep.peer, ep.addr.c_str(),
                    conn_state_name(ep.state), ep.attempts, ep.last_event, ep.last_status,
@@ -509,7 +510,7 @@ void ConnManager::retry_due() {
             ++in_flight;
     for (Endpoint &ep : *eps_) {
         if (in_flight >= kMaxInFlight) break;
-        if (ep.peer <= p_.rank) continue;
+        if (ep.peer <= p_.rank || !ep.served) continue;
         bool start = ep.state == ConnState::kIdle || (ep.state == ConnState::kBackoff && now >= ep.retry_at_ns);
         if (!start) continue;
         start_connect(ep);

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/ilist.h"
 #include "transport/handles.h"
 
 namespace rdmx {
@@ -24,31 +23,28 @@ enum class ConnState : uint8_t {
 };
 const char *conn_state_name(ConnState s);
 
-// What a posted WR holds. Rendezvous WRs name their request by an id (a key
-// of the context's rndv_xfers or rndv_invs), never by its address: a request
+// What a posted WR holds. Rendezvous WRs name their transfer by the engine's
+// id (TransportSink::on_rma_done, on_unexposed), never by address: a request
 // failed and freed while the device may still complete its WRs is reused, and
 // a late completion must then find nothing rather than the new transfer.
 struct SqSlot {
     int32_t bounce = -1;     // send pool buffer to release, or -1
     uint64_t cookie = 0;     // rendezvous READ/WRITE: its transfer's id, or 0
     uint32_t bytes = 0;      // bytes that READ/WRITE moves
-    uint64_t inv = 0;        // LOCAL_INV revoking a window: its request's id, or 0
+    uint64_t inv = 0;        // LOCAL_INV revoking a window: the engine's id for it, or 0
+    int32_t window = -1;     // and that window's index
 };
 
-// A rendezvous control message (FIN, CTS, PutFin) waiting for a send-queue
-// slot or a bounce buffer. `expose` != 0: a put receive (that id) whose
-// window bind and CTS both wait; the CTS body is made when they go.
-struct CtrlMsg {
-    uint8_t type = 0;
-    uint8_t body_len = 0;
-    uint64_t length = 0;
-    uint64_t cookie = 0;
-    uint64_t expose = 0;
-    alignas(8) unsigned char body[24] = {};
+// A LOCAL_INV revoking a window, waiting for a send-queue slot.
+struct PendingInv {
+    uint64_t id = 0;      // the engine's name for it (TransportSink::on_unexposed)
+    int32_t window = -1;  // index into Endpoint::mws
 };
 
 struct Endpoint {
     int peer = -1;
+    bool served = false;          // this transport carries the peer (not ourselves, not another lane)
+    bool reported = false;        // the engine knows the connection is lost (it said so, or was told)
     ConnState state = ConnState::kIdle;
     int error = 0;                // rdmx_status_t once failed
     bool disconnect_deferred = false;  // lost while the port was down: DREQ once it is up
@@ -68,8 +64,6 @@ struct Endpoint {
     uint32_t unsignaled = 0;
     std::vector<SqSlot> ring;
     uint32_t max_rd_atomic = 1;   // negotiated initiator depth for RDMA READ
-    uint32_t reads_in_flight = 0;
-    uint64_t read_progress_ns = 0;  // last time a READ was posted or completed
 
     // Credits: the peer may send us rx_granted - (messages received) more;
     // we may send tx_granted - tx_consumed more.
@@ -91,20 +85,15 @@ struct Endpoint {
     uint32_t probe_done = 0;       // sq_done when the SQ last moved while it waits,
     uint64_t probe_ns = 0;         // and when that was (0: no probe in flight)
 
-    List pending;                  // requests waiting for credits or SQ slots
-    List reads;                    // receives with RDMA READs still to issue
-    List reads_done;               // receives whose READs are all issued
-    List invals;                   // sends whose window awaits an SQ slot to invalidate
-    // Control messages of transfers under way, in order, while the send queue
-    // has no slot for them (empty otherwise; sends queue behind them).
-    std::vector<CtrlMsg> ctrl_q;
-    size_t ctrl_head = 0;
+    bool forged_reported = false;  // grant_forged seen by a send: progress closes the peer
 
-    // Type 2 memory windows for rendezvous sends to this peer, bound and
-    // invalidated through this QP's send queue: a window is reused only after
-    // its invalidation completed, so its next bind is ordered after it.
+    // Type 2 memory windows for rendezvous transfers with this peer, bound
+    // and invalidated through this QP's send queue: a window is reused only
+    // after its invalidation completed, so its next bind is ordered after it.
     std::vector<MwHandle> mws;
+    std::vector<uint8_t> mw_bound;  // per window: bound (not yet revoked) to a transfer
     std::vector<uint32_t> mw_free;
+    std::vector<PendingInv> invals; // LOCAL_INVs waiting for send-queue slots, in order
 
     uint32_t sq_free() const { return sq_depth - (sq_posted - sq_done); }
     // The peer grants one credit per buffer of ours it recycled, so a true

@@ -135,6 +135,9 @@ public:
     virtual uint32_t rma_room(int peer, bool read, uint32_t in_flight) = 0;
     // Largest single get/put.
     virtual size_t rma_chunk() const = 0;
+    // Rendezvous by put (the sender writes) rather than get on this lane:
+    // where the transport recovers writes better than reads (Soft-RoCE).
+    virtual bool prefer_put() const { return false; }
     // Copies `len` bytes between local memory (prepared in `m`) and the
     // peer's [raddr, raddr+len) exposed under `key`. Completion: on_rma_done
     // (peer, id, len, ok) from progress. false: the post failed and the peer

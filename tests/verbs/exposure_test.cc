@@ -24,6 +24,7 @@
 
 #include "core/config.h"
 #include "core/wire.h"
+#include "boot_mimic.h"
 #include "harness.h"
 #include "transport/device.h"
 
@@ -38,12 +39,6 @@ constexpr size_t kLen = 256 * 1024;  // rendezvous-sized
 constexpr size_t kProbe = 16;        // bytes the peer tries to write or read
 constexpr size_t kSlot = 256;        // receive slot per connection
 
-struct BootRecord {  // mirrors the bootstrap record rdmx publishes
-    uint32_t ip;
-    uint16_t port;
-    uint16_t version;
-    uint64_t key;
-};
 
 int gather(const void *in, void *out, size_t len, void *) {
     return MPI_Allgather(in, static_cast<int>(len), MPI_BYTE, out, static_cast<int>(len), MPI_BYTE, MPI_COMM_WORLD);
@@ -186,19 +181,14 @@ int run_peer(int np) {
     RT_CHECK(cfg.load(nullptr) == RDMX_OK, "config");
     DeviceChoice dc;
     if (select_device(cfg, 0, &dc) != RDMX_OK) {
-        std::vector<BootRecord> all(static_cast<size_t>(np));
-        BootRecord none{};
-        gather(&none, all.data(), sizeof(none), nullptr);
+        rt::join_bootstrap(gather, np, 0, 0);
         return 77;
     }
     RT_CHECK((f.ch = rdma_create_event_channel()) != nullptr, "peer: channel");
     RT_CHECK(rdma_create_id(f.ch, &f.listen_id, nullptr, RDMA_PS_TCP) == 0, "peer: id");
     RT_CHECK(rdma_bind_addr(f.listen_id, reinterpret_cast<sockaddr *>(&dc.addr)) == 0, "peer: bind");
     RT_CHECK(rdma_listen(f.listen_id, 16) == 0, "peer: listen");
-    BootRecord mine{dc.addr.sin_addr.s_addr, ntohs(rdma_get_src_port(f.listen_id)), w::kVersion, 1};
-    std::vector<BootRecord> all(static_cast<size_t>(np));
-    gather(&mine, all.data(), sizeof(mine), nullptr);
-    f.key = all[0].key;
+    f.key = rt::join_bootstrap(gather, np, dc.addr.sin_addr.s_addr, ntohs(rdma_get_src_port(f.listen_id)));
     f.accept_both();
     MPI_Barrier(MPI_COMM_WORLD);  // the mesh is up
     int bad = 0;

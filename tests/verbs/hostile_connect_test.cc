@@ -35,7 +35,9 @@
 #include "core/config.h"
 #include "core/log.h"
 #include "core/wire.h"
+#include "boot_mimic.h"
 #include "harness.h"
+#include "boot_mimic.h"
 #include "transport/device.h"
 
 namespace {
@@ -51,22 +53,16 @@ constexpr int kTagGo = 41, kTagFloodDone = 42, kTagPing = 7;
 constexpr int kFloodRequests = 30;
 constexpr int kEventWaitMs = 30000;
 
-struct BootRecord {  // mirrors the bootstrap record rdmx publishes
-    uint32_t ip;
-    uint16_t port;
-    uint16_t version;
-    uint64_t key;
-};
 
 int g_me = -1;
-bool g_held = false;  // rank 0: held back once, in its first bootstrap exchange
+int g_gathers = 0;  // rank 0: bootstrap rounds so far; held back once, after the second
 
-// Rank 0 waits, after the exchange, until the forger's request was answered:
-// its own connect request then reaches rank 1 second, whatever the timing.
+// Rank 0 waits, after the exchange of rc addresses (the bootstrap's second
+// round), until the forger's request was answered: its own connect request
+// then reaches rank 1 second, whatever the timing.
 int gather(const void *in, void *out, size_t len, void *) {
     int rc = MPI_Allgather(in, static_cast<int>(len), MPI_BYTE, out, static_cast<int>(len), MPI_BYTE, MPI_COMM_WORLD);
-    if (g_me == kImpersonated && !g_held) {
-        g_held = true;
+    if (g_me == kImpersonated && ++g_gathers == 2) {
         int go = 0;
         MPI_Recv(&go, 1, MPI_INT, kForger, kTagGo, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
@@ -217,11 +213,11 @@ struct Forger {
     }
 };
 
-int forge_during_bringup(Forger &f, const std::vector<BootRecord> &all) {
+int forge_during_bringup(Forger &f, const std::vector<rdmx::RcRecord> &all) {
     sockaddr_in victim{};
     victim.sin_family = AF_INET;
-    victim.sin_addr.s_addr = all[kVictim].ip;
-    victim.sin_port = htons(all[kVictim].port);
+    victim.sin_addr.s_addr = all[kVictim].addr.ip;
+    victim.sin_port = htons(all[kVictim].addr.port);
     w::ConnectPriv cp{};
     cp.magic = w::kMagic;
     cp.version = w::kVersion;
@@ -248,11 +244,11 @@ int forge_during_bringup(Forger &f, const std::vector<BootRecord> &all) {
 }
 
 // Requests from outside the job (wrong key); each must be refused as such.
-int flood(Forger &f, const std::vector<BootRecord> &all) {
+int flood(Forger &f, const std::vector<rdmx::RcRecord> &all) {
     sockaddr_in victim{};
     victim.sin_family = AF_INET;
-    victim.sin_addr.s_addr = all[kVictim].ip;
-    victim.sin_port = htons(all[kVictim].port);
+    victim.sin_addr.s_addr = all[kVictim].addr.ip;
+    victim.sin_port = htons(all[kVictim].addr.port);
     w::ConnectPriv cp{};
     cp.magic = w::kMagic;
     cp.version = w::kVersion;
@@ -278,11 +274,9 @@ int run_forger(const DeviceChoice &dev, int np) {
     f.self = dev.addr;
     RT_CHECK(rdma_bind_addr(f.listen_id, reinterpret_cast<sockaddr *>(&f.self)) == 0, "forger: bind");
     RT_CHECK(rdma_listen(f.listen_id, 64) == 0, "forger: listen");
-    BootRecord mine{dev.addr.sin_addr.s_addr, ntohs(rdma_get_src_port(f.listen_id)), w::kVersion, 1};
-    std::vector<BootRecord> all(static_cast<size_t>(np));
-    gather(&mine, all.data(), sizeof(mine), nullptr);
-    f.key = all[0].key;
-    RT_CHECK(all[kImpersonated].ip != mine.ip, "rank 0 and the forger share an address");
+    std::vector<rdmx::RcRecord> all;
+    f.key = rt::join_bootstrap(gather, np, dev.addr.sin_addr.s_addr, ntohs(rdma_get_src_port(f.listen_id)), &all);
+    RT_CHECK(all[kImpersonated].addr.ip != dev.addr.sin_addr.s_addr, "rank 0 and the forger share an address");
     int bad = forge_during_bringup(f, all);
     MPI_Barrier(MPI_COMM_WORLD);  // the mesh is up
     MPI_Barrier(MPI_COMM_WORLD);  // rank 1 captures its log

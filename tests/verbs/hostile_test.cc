@@ -39,6 +39,7 @@
 
 #include "core/config.h"
 #include "core/wire.h"
+#include "boot_mimic.h"
 #include "harness.h"
 #include "transport/device.h"
 
@@ -47,12 +48,6 @@ namespace {
 using namespace rdmx;
 namespace w = rdmx::wire;
 
-struct BootRecord {  // mirrors the bootstrap record rdmx publishes
-    uint32_t ip;
-    uint16_t port;
-    uint16_t version;
-    uint64_t key;
-};
 
 int gather(const void *in, void *out, size_t len, void *) {
     return MPI_Allgather(in, static_cast<int>(len), MPI_BYTE, out, static_cast<int>(len), MPI_BYTE, MPI_COMM_WORLD);
@@ -448,25 +443,21 @@ int run_forger(int me, int np) {
     RT_CHECK(cfg.load(nullptr) == RDMX_OK, "config");
     DeviceChoice dc;
     if (select_device(cfg, 0, &dc) != RDMX_OK) {
-        std::vector<BootRecord> all(static_cast<size_t>(np));
-        BootRecord none{};
-        gather(&none, all.data(), sizeof(none), nullptr);
+        rt::join_bootstrap(gather, np, 0, 0);
         return 77;
     }
     RT_CHECK((f.ch = rdma_create_event_channel()) != nullptr, "forger: channel");
     RT_CHECK(rdma_create_id(f.ch, &f.listen_id, nullptr, RDMA_PS_TCP) == 0, "forger: id");
     RT_CHECK(rdma_bind_addr(f.listen_id, reinterpret_cast<sockaddr *>(&dc.addr)) == 0, "forger: bind");
     RT_CHECK(rdma_listen(f.listen_id, 16) == 0, "forger: listen");
-    BootRecord mine{dc.addr.sin_addr.s_addr, ntohs(rdma_get_src_port(f.listen_id)), w::kVersion, 1};
-    std::vector<BootRecord> all(static_cast<size_t>(np));
-    gather(&mine, all.data(), sizeof(mine), nullptr);
-    f.key = all[0].key;
+    std::vector<rdmx::RcRecord> all;
+    f.key = rt::join_bootstrap(gather, np, dc.addr.sin_addr.s_addr, ntohs(rdma_get_src_port(f.listen_id)), &all);
     f.accept_all(np - 1);
     MPI_Barrier(MPI_COMM_WORLD);  // the mesh is up
     sockaddr_in r1{};
     r1.sin_family = AF_INET;
-    r1.sin_addr.s_addr = all[1].ip;
-    r1.sin_port = htons(all[1].port);
+    r1.sin_addr.s_addr = all[1].addr.ip;
+    r1.sin_port = htons(all[1].addr.port);
     using R = w::RejectReason;
     struct Case { const char *name; w::ConnectPriv cp; uint8_t len; R want; };
     auto base = [&](uint32_t src) {

@@ -1,0 +1,61 @@
+// The RC verbs transport as the engine sees it: a Transport plus the two
+// bring-up phases and the test hooks. Verbs-free, so protocols/ includes it
+// under the poison headers; the implementation is rc_transport.h.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "transport/transport.h"
+
+namespace rdmx {
+
+// Where a rank's RC transport listens, published through the bootstrap.
+struct RcAddr {
+    uint32_t ip;     // IPv4, network order
+    uint16_t port;   // host order
+    uint16_t reserved;
+};
+static_assert(sizeof(RcAddr) == 8);
+
+struct RcParams {
+    const Config *cfg = nullptr;
+    int rank = 0;
+    int size = 1;
+    int local_rank = 0;      // picks a device from a comma list (RDMX_DEVICE)
+    size_t eager_limit = 0;  // largest eager payload (receive buffers hold it plus a header)
+};
+
+class Rc : public Transport {
+public:
+    // Phase 2: every rank's address and the job key; connects the peers
+    // marked in `serve` (a full mesh among the ranks that use rc) within
+    // the connect timeout. *seconds: how long it took.
+    virtual rdmx_status_t connect(const std::vector<RcAddr> &addrs, const std::vector<uint8_t> &serve,
+                                  uint64_t job_key, double *seconds) = 0;
+    virtual RcAddr address() const = 0;
+    virtual const char *device_name() const = 0;
+    virtual uint32_t max_inline() const = 0;
+    // Registration cache and exposure figures for rdmx_get_stats.
+    virtual void fill_stats(rdmx_stats_t *s) const = 0;
+
+    // Test hooks (protocols/test_hooks.h, fault_inject.h).
+    virtual rdmx_status_t hold_send_completions(int peer) = 0;
+    virtual void release_send_completions() = 0;
+    // Checks the send rings and bounce buffers against themselves, and each
+    // usable connection's READ/WRITE slots against the engine's count.
+    virtual rdmx_status_t check(const std::vector<uint32_t> &rma_in_flight, std::string *why) = 0;
+    virtual rdmx_status_t inject_async_event(const char *event, int peer) = 0;
+};
+
+// Protects registered pages from fork() (transport/memory.h): before the
+// process's first registration.
+void fork_protect();
+
+// Phase 1: picks and opens the device, listens, sizes and creates the SRQ,
+// CQ and pools for a job of p.size ranks.
+rdmx_status_t rc_open(const RcParams &p, TransportSink *sink, std::unique_ptr<Rc> *out);
+
+}  // namespace rdmx

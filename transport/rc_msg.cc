@@ -1,0 +1,222 @@
+// RC messages: a SEND carrying a wire::MsgHdr (inline when it fits, else
+// from a bounce buffer), credits granted on every header and by an 8-byte
+// RDMA WRITE into the peer's credit slot, and arrivals from the shared SRQ
+// checked like any bytes from the wire (header, sequence, credits) before
+// the engine sees them.
+#include <cstdio>
+#include <cstring>
+
+#include "core/log.h"
+#include "transport/rc_transport.h"
+
+namespace rdmx {
+
+namespace {
+// Selective signalling also kicks in when bounce buffers run this low, so
+// their completions come back soon.
+constexpr size_t kLowBounceBufs = 32;
+}  // namespace
+
+// Data needs a credit and leaves one send-queue slot for credit writes; a
+// control message of a transfer under way may borrow one credit past the
+// grant (the peer's SRQ holds more buffers than all credits granted).
+bool RcTransport::can_send(int peer, size_t body_len, bool ctrl, unsigned extra) {
+    Endpoint &ep = eps_[static_cast<size_t>(peer)];
+    if (!ctrl && ep.tx_credits() == 0) {
+        if (ep.grant_forged && !ep.forged_reported) {
+            ep.forged_reported = true;
+            forged_ = true;  // progress closes the peer (no upcall from here)
+        }
+        return false;
+    }
+    if (ep.sq_free() < (ctrl ? 1u : 2u) + extra) return false;
+    return sizeof(wire::MsgHdr) + body_len <= max_inline_ || send_pool_.free_count() > 0;
+}
+
+bool RcTransport::send(int peer, const MsgOut &m, bool ctrl) {
+    Endpoint &ep = eps_[static_cast<size_t>(peer)];
+    if (ctrl && ep.tx_credits() == 0) ++ep.tx_granted;
+    return post_msg(ep, m);
+}
+
+bool RcTransport::post_msg(Endpoint &ep, const MsgOut &m) {
+    wire::MsgHdr h{wire::kVersion, static_cast<uint8_t>(m.type), m.space, 0, m.tag, ep.rx_granted, ep.tx_seq,
+                   m.length, m.cookie};
+    ibv_sge sge[2];
+    ibv_send_wr wr{};
+    SqSlot slot{};
+    const size_t total = sizeof(h) + m.body_len;
+    if (total <= max_inline_) {
+        sge[0] = {reinterpret_cast<uint64_t>(&h), sizeof(h), 0};
+        sge[1] = {reinterpret_cast<uint64_t>(m.body), static_cast<uint32_t>(m.body_len), 0};
+        wr.num_sge = m.body_len > 0 ? 2 : 1;
+        wr.send_flags = IBV_SEND_INLINE;
+    } else {
+        uint32_t idx = 0;
+        if (!send_pool_.get(&idx)) return false;
+        char *b = send_pool_.buf(idx);
+        std::memcpy(b, &h, sizeof(h));
+        if (m.body_len > 0) std::memcpy(b + sizeof(h), m.body, m.body_len);
+        sge[0] = {reinterpret_cast<uint64_t>(b), static_cast<uint32_t>(total), send_pool_.lkey()};
+        wr.num_sge = 1;
+        slot.bounce = static_cast<int32_t>(idx);
+    }
+    // Selective signalling: every 16th WR (fewer on a small ring), or when
+    // bounce buffers run low.
+    if (++ep.unsignaled >= ep.signal_every() || send_pool_.free_count() < kLowBounceBufs) {
+        wr.send_flags |= IBV_SEND_SIGNALED;
+        ep.unsignaled = 0;
+    }
+    wr.wr_id = make_send_wrid(static_cast<uint32_t>(ep.peer), ep.sq_posted);
+    wr.sg_list = sge;
+    wr.opcode = IBV_WR_SEND;
+    ibv_send_wr *bad = nullptr;
+    if (int e = vx::post_send(ep.qp, &wr, &bad)) {
+        if (slot.bounce >= 0) send_pool_.put(static_cast<uint32_t>(slot.bounce));
+        RDMX_ERROR("eager: ibv_post_send to peer %d (%s) qp 0x%x failed: %s", ep.peer, ep.addr.c_str(), ep.qp_num,
+                   strerror(e));
+        fail_peer(ep.peer, RDMX_ERR_PEER_LOST, "post_send failed");
+        return false;
+    }
+    ep.record_wr(slot);
+    ++ep.tx_seq;
+    ++ep.tx_consumed;
+    ep.rx_granted_told = ep.rx_granted;
+    return true;
+}
+
+// Grants travel on every header; a peer that only receives gets them by an
+// 8-byte inline RDMA WRITE once half its window is owed. Runs on every
+// progress call, so it looks at the peers only after a new grant (or while
+// a write waits for an SQ slot).
+void RcTransport::return_credits() {
+    if (!credits_dirty_) return;
+    credits_dirty_ = false;
+    for (Endpoint &ep : eps_) {
+        if (!ep.served || !ep.usable() || ep.rx_granted - ep.rx_granted_told < (credits_ + 1) / 2) continue;
+        if (ep.sq_free() < 1) {
+            credits_dirty_ = true;  // retried when a completion frees a slot
+            continue;
+        }
+        ep.credit_word = ep.rx_granted;
+        ibv_sge sge{reinterpret_cast<uint64_t>(&ep.credit_word), 8, 0};
+        ibv_send_wr wr{};
+        wr.wr_id = make_send_wrid(static_cast<uint32_t>(ep.peer), ep.sq_posted);
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+        wr.wr.rdma.remote_addr = ep.remote_credit_addr;
+        wr.wr.rdma.rkey = ep.remote_credit_rkey;
+        ibv_send_wr *bad = nullptr;
+        if (int e = vx::post_send(ep.qp, &wr, &bad)) {
+            RDMX_ERROR("credits: RDMA WRITE to peer %d qp 0x%x failed: %s", ep.peer, ep.qp_num, strerror(e));
+            fail_peer(ep.peer, RDMX_ERR_PEER_LOST, "credit write failed");
+            continue;
+        }
+        ep.record_wr(SqSlot{});
+        ep.unsignaled = 0;
+        ep.rx_granted_told = ep.rx_granted;
+    }
+}
+
+// The SRQ buffer goes back and the sender gets one more credit.
+void RcTransport::recycle(Endpoint *ep, uint32_t idx) {
+    (void)iface_.repost(idx);
+    if (ep != nullptr) {
+        ++ep->rx_granted;
+        credits_dirty_ = true;
+    }
+}
+
+void RcTransport::release(int peer, uint64_t token) {
+    Endpoint *ep = peer >= 0 && static_cast<size_t>(peer) < eps_.size() ? &eps_[static_cast<size_t>(peer)] : nullptr;
+    // A failed peer's buffers go back without a credit nobody will use.
+    recycle(ep != nullptr && ep->state != ConnState::kFailed ? ep : nullptr, static_cast<uint32_t>(token));
+}
+
+void RcTransport::violation(Endpoint &ep, uint32_t idx, const char *what) {
+    RDMX_ERROR("protocol: peer %d (%s) qp 0x%x sent a malformed message (%s): closing its connection", ep.peer,
+               ep.addr.c_str(), ep.qp_num, what);
+    recycle(nullptr, idx);
+    fail_peer(ep.peer, RDMX_ERR_PROTOCOL, what);
+}
+
+void RcTransport::credit_forged(Endpoint &ep) {
+    if (ep.state == ConnState::kFailed) return;
+    RDMX_ERROR("protocol: peer %d (%s) qp 0x%x wrote a credit grant of 0x%llx into its slot, beyond its window of "
+               "%u past the %u messages we sent: closing its connection", ep.peer, ep.addr.c_str(), ep.qp_num,
+               static_cast<unsigned long long>(ep.forged_grant), ep.tx_window, ep.tx_consumed);
+    fail_peer(ep.peer, RDMX_ERR_PROTOCOL, "forged credit grant");
+}
+
+void RcTransport::report_forged() {
+    forged_ = false;
+    for (Endpoint &ep : eps_)
+        if (ep.grant_forged) credit_forged(ep);
+}
+
+namespace {
+// Message number `n` (1-based) from a peer that holds rx_granted credits:
+// data needs a credit; a control message of a transfer under way (FIN, CTS,
+// PutFin) may borrow one past the grant, and its buffer, recycled at once,
+// pays it back.
+bool within_grant(const Endpoint &ep, const wire::MsgHdr &h) {
+    const auto t = static_cast<wire::MsgType>(h.type);
+    const bool ctrl = t == wire::MsgType::kFin || t == wire::MsgType::kCts || t == wire::MsgType::kPutFin;
+    const uint32_t n = ep.rx_seq + 1;
+    return static_cast<int32_t>(ep.rx_granted + (ctrl ? 1u : 0u) - n) >= 0;
+}
+}  // namespace
+
+void RcTransport::handle_recv(const ibv_wc &wc) {
+    const uint32_t idx = static_cast<uint32_t>(wc.wr_id);
+    auto it = cm_.qpn_to_peer.find(wc.qp_num);
+    if (wc.status != IBV_WC_SUCCESS) {
+        // SRQ receives are not flushed by a QP error: this one names its QP,
+        // whose connection is broken (e.g. the peer sent more than a buffer).
+        const int peer = it != cm_.qpn_to_peer.end() ? it->second : -1;
+        // A receive too short for what arrived: the peer broke the size limit.
+        const rdmx_status_t why = wc.status == IBV_WC_LOC_LEN_ERR ? RDMX_ERR_PROTOCOL : rc_wc_status(wc.status);
+        RDMX_ERROR("recv: completion error %s (status %d, vendor_err 0x%x, opcode %d) from peer %d qp 0x%x on %s",
+                   ibv_wc_status_str(wc.status), wc.status, wc.vendor_err, wc.opcode, peer, wc.qp_num, dev_.name());
+        if (wc.status != IBV_WC_WR_FLUSH_ERR) recycle(nullptr, idx);
+        if (why == RDMX_ERR_DEVICE) return fail_device(why);
+        if (peer >= 0) fail_peer(peer, why, ibv_wc_status_str(wc.status));
+        return;
+    }
+    if (it == cm_.qpn_to_peer.end()) {
+        RDMX_WARN("recv: %u bytes from unknown qp 0x%x dropped", wc.byte_len, wc.qp_num);
+        return recycle(nullptr, idx);
+    }
+    Endpoint &ep = eps_[static_cast<size_t>(it->second)];
+    if (ep.state == ConnState::kAccepting) cm_.notify_established(ep);
+    // A lost peer's earlier messages are still good; a hostile one's are not.
+    if (ep.state == ConnState::kFailed && ep.error == RDMX_ERR_PROTOCOL) return recycle(nullptr, idx);
+    // Only a SEND carries a message: an RDMA WRITE with immediate also takes
+    // a shared receive, but its buffer holds stale bytes.
+    if (wc.opcode != IBV_WC_RECV) return violation(ep, idx, "RDMA WRITE with immediate, not a SEND");
+    if (ep.grant_forged) {  // seen by a send that found no credit; the close is due
+        recycle(nullptr, idx);
+        return credit_forged(ep);
+    }
+    check_message(ep, wc, idx);
+}
+
+void RcTransport::check_message(Endpoint &ep, const ibv_wc &wc, uint32_t idx) {
+    const char *buf = iface_.recv_buf(idx);
+    wire::MsgHdr h{};
+    auto de = wire::decode_msg(buf, wc.byte_len, p_.eager_limit, &h);
+    if (de != wire::DecodeError::kOk) return violation(ep, idx, wire::decode_error_name(de));
+    if (h.seq != ep.rx_seq) return violation(ep, idx, "sequence gap");
+    if (!within_grant(ep, h)) {
+        char why[112];
+        std::snprintf(why, sizeof(why), "credit overrun: message %u with %u granted", ep.rx_seq + 1, ep.rx_granted);
+        return violation(ep, idx, why);
+    }
+    if (!ep.note_grant(h.credits)) return violation(ep, idx, "credit grant beyond its window");
+    ++ep.rx_seq;
+    if (!sink_->on_arrival(ep.peer, h, buf, wc.byte_len, idx)) release(ep.peer, idx);
+}
+
+}  // namespace rdmx

@@ -1,0 +1,190 @@
+// RC transport bring-up and shutdown: device, queue sizing within the
+// device's limits, pools, registration cache and rendezvous choices, the
+// full mesh among the ranks that use rc; and the flush and disconnect at the
+// end, with deadlines.
+#include "transport/rc_transport.h"
+
+#include <arpa/inet.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/memhooks.h"
+
+namespace rdmx {
+
+namespace {
+constexpr uint32_t kSendBufs = 512;
+constexpr uint32_t kInlineWanted = 256;
+
+size_t default_rcache_bytes() {
+    size_t ram = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t bound = ram / 4;
+    rlimit rl{};
+    if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < bound)
+        bound = static_cast<size_t>(rl.rlim_cur / 2);
+    return bound;
+}
+}  // namespace
+
+rdmx_status_t rc_open(const RcParams &p, TransportSink *sink, std::unique_ptr<Rc> *out) {
+    auto t = std::make_unique<RcTransport>(p, sink);
+    rdmx_status_t st = t->open();
+    if (st == RDMX_OK) *out = std::move(t);
+    return st;
+}
+
+RcTransport::~RcTransport() {
+    eps_.clear();  // QPs and ids before the CQ, SRQ and PD they use
+}
+
+// Credits come from the SRQ depth the device can really give (a depth
+// clamped after the credits were promised would let senders within their
+// credits run the SRQ dry); a job too large for the device does not start.
+rdmx_status_t RcTransport::size_queues() {
+    const uint32_t npeers = static_cast<uint32_t>(p_.size - 1);
+    const ibv_device_attr &a = dev_.attr();
+    auto lim = [](int v) { return v > 0 ? static_cast<uint32_t>(v) : 0u; };
+    QueuePlan q = plan_queues(npeers, cfg_.srq_depth, wire::kMaxCredits, lim(a.max_srq_wr), lim(a.max_cqe),
+                              lim(a.max_qp_wr), cfg_.sq_depth);
+    if (q.limit != nullptr) {
+        RDMX_ERROR("init: device %s cannot hold a job of %d ranks: its %s (max_srq_wr %d, max_cqe %d, max_qp_wr %d) "
+                   "is below the %llu that %u credits per peer and %u-deep send queues need (hint: fewer ranks per "
+                   "device, or a device with larger queues)", dev_.name(), p_.size, q.limit, a.max_srq_wr,
+                   a.max_cqe, a.max_qp_wr, static_cast<unsigned long long>(q.need), kMinCredits, kMinSqDepth);
+        return RDMX_ERR_NO_MEMORY;
+    }
+    if (q.srq_depth < cfg_.srq_depth || q.credits < 8 || q.sq_depth < cfg_.sq_depth)
+        RDMX_WARN("init: device %s limits (max_srq_wr %d, max_cqe %d, max_qp_wr %d) for %d ranks: SRQ %u (asked %u), "
+                  "%u credits per peer, send queues %u deep", dev_.name(), a.max_srq_wr, a.max_cqe, a.max_qp_wr,
+                  p_.size, q.srq_depth, cfg_.srq_depth, q.credits, q.sq_depth);
+    credits_ = q.credits;
+    sq_depth_ = q.sq_depth;
+    cqe_ = q.cqe;
+    srq_depth_ = q.srq_depth;
+    return RDMX_OK;
+}
+
+// Registration cache, exposure and the rendezvous flavour on this device.
+void RcTransport::setup_rndv() {
+    rndv_reads_ = cfg_.rndv_reads;
+    rndv_chunk_ = cfg_.rndv_chunk_for(max_msg_);
+    rndv_put_ = cfg_.rndv_uses_put(dev_.attr().vendor_id);
+    const char *why = "RDMX_RCACHE=0";
+    if (cfg_.rcache != 0 && memhooks::install(&why)) {
+        // Windows are opt-in (RDMX_RNDV_WINDOWS=1): Soft RoCE's type 2
+        // windows fail under retransmission (bind errors and stalled
+        // transfers, docs/design/protocols.md), and they have not yet run on
+        // a device where they work. `auto` is off until a test there passes.
+        rndv_mw_ = dev_.has_mw2() && cfg_.rndv_windows == 1;
+        // Every registration gets local write plus what its use needs (the
+        // cache keys on it): see the access arguments of rcache_->get.
+        registrar_ = MrRegistrar{dev_.pd(), dev_.name(), IBV_ACCESS_LOCAL_WRITE};
+        size_t bytes = cfg_.rcache_max != 0 ? cfg_.rcache_max : default_rcache_bytes();
+        rcache_ = std::make_unique<RegCache>(RegCache::Ops{&MrRegistrar::reg, &MrRegistrar::dereg, &registrar_},
+                                             bytes, cfg_.rcache_max_regions);
+        RDMX_INFO("rndv: %s protocol; registration cache on (%zu MiB, %u regions); buffers exposed through %s",
+                  rndv_put_ ? "put" : "get", bytes >> 20, cfg_.rcache_max_regions,
+                  rndv_mw_ ? "type 2 memory windows" : "the cached registrations");
+    } else {
+        RDMX_INFO("rndv: %s protocol; registration cache off (%s): every transfer registers its buffer",
+                  rndv_put_ ? "put" : "get", why);
+    }
+}
+
+rdmx_status_t RcTransport::open() {
+    DeviceChoice choice;
+    rdmx_status_t st = select_device(cfg_, p_.local_rank, &choice);
+    if (st != RDMX_OK) return st;
+    if ((st = cm_.listen(choice.addr)) != RDMX_OK) return st;
+    if ((st = dev_.open(cm_.verbs(), cm_.port_num())) != RDMX_OK) return st;
+    name_ = std::string("rc ") + dev_.name() + ":" + std::to_string(dev_.port());
+    if ((st = size_queues()) != RDMX_OK) return st;
+    const size_t buf = p_.eager_limit + sizeof(wire::MsgHdr);
+    if ((st = iface_.open(dev_, srq_depth_, buf, cqe_)) != RDMX_OK) return st;
+    if ((st = send_pool_.init(dev_.pd(), dev_.name(), kSendBufs, buf, IBV_ACCESS_LOCAL_WRITE)) != RDMX_OK) return st;
+    if ((st = credit_mem_.init(dev_.pd(), dev_.name(), p_.size, p_.rank)) != RDMX_OK) return st;
+    max_msg_ = dev_.port_attr().max_msg_sz;
+    setup_rndv();
+    RDMX_INFO("device %s:%u at %s, SRQ %u x %zu B, %u credits per peer", dev_.name(), dev_.port(),
+              sockaddr_str(cm_.bound_addr()).c_str(), srq_depth_, buf, credits_);
+    return RDMX_OK;
+}
+
+RcAddr RcTransport::address() const {
+    const sockaddr_in me = cm_.bound_addr();
+    return RcAddr{me.sin_addr.s_addr, ntohs(me.sin_port), 0};
+}
+
+rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::vector<uint8_t> &serve,
+                                   uint64_t job_key, double *seconds) {
+    addrs_.resize(addrs.size());
+    eps_.resize(addrs.size());
+    for (size_t r = 0; r < addrs.size(); ++r) {
+        addrs_[r] = sockaddr_in{};
+        addrs_[r].sin_family = AF_INET;
+        addrs_[r].sin_addr.s_addr = addrs[r].ip;
+        addrs_[r].sin_port = htons(addrs[r].port);
+        Endpoint &ep = eps_[r];
+        ep.peer = static_cast<int>(r);
+        ep.served = serve[r] != 0 && static_cast<int>(r) != p_.rank;
+        ep.credit_slot = credit_mem_.slot(ep.peer);
+        ep.addr = sockaddr_str(addrs_[r]);
+        ep.rx_granted = credits_;
+        ep.rx_granted_told = credits_;
+    }
+    MeshParams mp;
+    mp.rank = p_.rank;
+    mp.size = p_.size;
+    mp.job_key = job_key;
+    mp.credits = credits_;
+    mp.sq_depth = sq_depth_;
+    mp.max_inline = kInlineWanted;
+    mp.credit_slots = &credit_mem_;
+    mp.timeout = cfg_.connect_timeout;
+    const uint64_t t0 = now_ns();
+    rdmx_status_t st = cm_.connect_all(mp, dev_, iface_, eps_, addrs_);
+    *seconds = static_cast<double>(now_ns() - t0) * 1e-9;
+    if (st != RDMX_OK) return st;
+    max_inline_ = dev_.max_inline();
+    keepalive_seen_.assign(eps_.size(), ~0u);
+    set_cm_hooks();
+    RDMX_INFO("rc: connections up in %.3f s (inline %u B)", *seconds, max_inline_);
+    return RDMX_OK;
+}
+
+void RcTransport::close_peer(int peer, rdmx_status_t why) {
+    Endpoint &ep = eps_[static_cast<size_t>(peer)];
+    if (!ep.served) return;
+    ep.reported = true;  // the engine closes it, or is about to be told
+    if (ep.error == 0) ep.error = why;
+    if (ep.state == ConnState::kFailed) return;
+    ep.set_state(ConnState::kFailed);
+    ep.invals.clear();
+    if (ep.id) disconnect_lost(ep);
+}
+
+// Posts a signalled credit write on every QP that still has unsignalled
+// sends: its completion proves the peer acknowledged everything before it,
+// so the disconnect that follows cannot flush eager data still on the wire.
+void RcTransport::flush() {
+    for (Endpoint &ep : eps_) {
+        if (!ep.served || !ep.usable() || ep.sq_done == ep.sq_posted) continue;
+        ep.rx_granted_told = ep.rx_granted - credits_;  // forces return_credits to post
+    }
+    credits_dirty_ = true;
+    return_credits();
+}
+
+bool RcTransport::quiet() {
+    for (const Endpoint &ep : eps_)
+        if (ep.served && ep.usable() && ep.sq_done != ep.sq_posted) return false;
+    return true;
+}
+
+void RcTransport::disconnect_all(double timeout) { cm_.disconnect_all(timeout); }
+
+}  // namespace rdmx

@@ -1,0 +1,150 @@
+// The RC verbs transport: one device context (listening id, PD, one CQ and
+// one SRQ shared by every QP, send bounce buffers, credit slots), an RC QP
+// per peer built by the connection manager, credits, inline sends, READ/WRITE
+// for the engine's rendezvous, registrations through the cache, memory
+// windows. Split by concern: rc_transport.cc (bring-up, queue sizing,
+// shutdown), rc_msg.cc (messages, credits, arrivals), rc_rma.cc (exposure,
+// windows, READ/WRITE), rc_progress.cc (completions, async and CM events,
+// keepalive, sleeping), rc_hooks.cc (test hooks).
+#pragma once
+#include <netinet/in.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/rcache.h"
+#include "transport/cm.h"
+#include "transport/device.h"
+#include "transport/endpoint.h"
+#include "transport/iface.h"
+#include "transport/memory.h"
+#include "transport/rc.h"
+
+namespace rdmx {
+
+// What a failed work completion means for the operations on that QP.
+rdmx_status_t rc_wc_status(ibv_wc_status st);
+
+class RcTransport final : public Rc {
+public:
+    RcTransport(const RcParams &p, TransportSink *sink) : p_(p), cfg_(*p.cfg), sink_(sink) {}
+    ~RcTransport() override;
+    rdmx_status_t open();
+
+    // Rc
+    rdmx_status_t connect(const std::vector<RcAddr> &addrs, const std::vector<uint8_t> &serve, uint64_t job_key,
+                          double *seconds) override;
+    RcAddr address() const override;
+    const char *device_name() const override { return dev_.name(); }
+    uint32_t max_inline() const override { return max_inline_; }
+    void fill_stats(rdmx_stats_t *s) const override;
+    rdmx_status_t hold_send_completions(int peer) override;
+    void release_send_completions() override;
+    rdmx_status_t check(const std::vector<uint32_t> &rma_in_flight, std::string *why) override;
+    rdmx_status_t inject_async_event(const char *event, int peer) override;
+
+    // Transport
+    TransportKind kind() const override { return TransportKind::kRc; }
+    const char *name() const override { return name_.c_str(); }
+    bool usable(int peer) const override { return eps_[static_cast<size_t>(peer)].usable(); }
+    void close_peer(int peer, rdmx_status_t why) override;
+    const char *peer_addr(int peer) const override { return eps_[static_cast<size_t>(peer)].addr.c_str(); }
+    bool can_send(int peer, size_t body_len, bool ctrl, unsigned extra) override;
+    bool send(int peer, const MsgOut &m, bool ctrl) override;
+    void release(int peer, uint64_t token) override;
+    rdmx_status_t expose(int peer, void *buf, size_t len, Access a, XferMem *m, uint32_t *key) override;
+    bool can_expose(int peer) override;
+    bool unexpose(int peer, XferMem *m, uint64_t id) override;
+    rdmx_status_t prepare_local(void *buf, size_t len, bool write, XferMem *m) override;
+    void release_mem(int peer, XferMem *m) override;
+    uint32_t rma_room(int peer, bool read, uint32_t in_flight) override;
+    size_t rma_chunk() const override { return rndv_chunk_; }
+    bool prefer_put() const override { return rndv_put_; }
+    bool get(int peer, void *dst, const XferMem &m, uint64_t raddr, uint32_t key, size_t len, uint64_t id) override;
+    bool put(int peer, const void *src, const XferMem &m, uint64_t raddr, uint32_t key, size_t len,
+             uint64_t id) override;
+    int progress(bool housekeeping) override;
+    bool arm() override;
+    int fds(pollfd *out, int max, bool data) override;
+    void after_sleep() override;
+    bool quiet() override;
+    void flush() override;
+    void disconnect_all(double timeout) override;
+
+private:
+    // rc_transport.cc
+    rdmx_status_t size_queues();
+    void setup_rndv();
+    // rc_msg.cc
+    bool post_msg(Endpoint &ep, const MsgOut &m);
+    void return_credits();
+    void recycle(Endpoint *ep, uint32_t idx);
+    void handle_recv(const ibv_wc &wc);
+    void check_message(Endpoint &ep, const ibv_wc &wc, uint32_t idx);
+    void violation(Endpoint &ep, uint32_t idx, const char *what);
+    void credit_forged(Endpoint &ep);
+    // rc_rma.cc
+    bool bind_window(Endpoint &ep, void *buf, size_t len, int access, XferMem *m, uint32_t *rkey);
+    void post_invalidation(Endpoint &ep, const PendingInv &inv);
+    void post_invalidations(Endpoint &ep);
+    bool post_rdma(Endpoint &ep, bool read, void *local, const XferMem &m, uint64_t raddr, uint32_t rkey,
+                   size_t len, uint64_t id);
+    // rc_progress.cc
+    int poll_batch();
+    void drain_cq();
+    void handle_send_wc(const ibv_wc &wc);
+    void release_ring(Endpoint &ep, uint32_t upto, bool ok);
+    void fail_peer(int peer, rdmx_status_t why, const char *reason);
+    void fail_device(rdmx_status_t why);
+    void disconnect_lost(Endpoint &ep);
+    void send_deferred_disconnects();
+    bool port_active();
+    Endpoint *ep_of_qp(ibv_qp *qp);
+    void handle_async();
+    void dispatch_async(const ibv_async_event &ev);
+    void on_qp_event(const ibv_async_event &ev);
+    void on_port_event(const ibv_async_event &ev);
+    void check_port_down();
+    bool probe_unanswered(Endpoint &ep, uint64_t now);
+    void keepalive();
+    void report_forged();
+    void set_cm_hooks();
+
+    RcParams p_;
+    const Config &cfg_;
+    TransportSink *sink_;
+    std::string name_ = "rc";
+    rdmx_status_t fatal_ = RDMX_OK;    // device-wide failure
+    uint64_t port_down_ns_ = 0;        // when the port went down (PORT_ERR), 0 while up
+    uint64_t keepalive_ns_ = 0;        // next check for silent peers
+    std::vector<uint32_t> keepalive_seen_;  // each peer's rx_seq at the last check
+    bool credits_dirty_ = false;       // a grant was made since return_credits last looked
+    bool forged_ = false;              // some endpoint's credit slot held a forged grant
+    bool hooks_set_ = false;
+    int held_peer_ = -1;               // test hook: send completions of this peer are held
+    std::vector<ibv_wc> held_wcs_;
+
+    // Creation order: destroyed in reverse, as verbs requires.
+    ConnManager cm_;
+    Device dev_;
+    Iface iface_;
+    Slab send_pool_;
+    CreditSlots credit_mem_;
+    MrRegistrar registrar_;
+    std::unique_ptr<RegCache> rcache_;  // null: register per transfer
+    bool rndv_mw_ = false;              // buffers exposed through type 2 windows
+    bool rndv_put_ = false;
+    uint32_t rndv_reads_ = 8;
+    size_t rndv_chunk_ = 1u << 20;
+    std::vector<Endpoint> eps_;
+    std::vector<sockaddr_in> addrs_;
+    uint32_t credits_ = 0;
+    uint32_t sq_depth_ = 0;
+    uint32_t cqe_ = 0;
+    uint32_t srq_depth_ = 0;
+    uint32_t max_inline_ = 0;
+    uint32_t max_msg_ = 1u << 30;
+};
+
+}  // namespace rdmx
