@@ -28,7 +28,7 @@ constexpr unsigned kMemfdSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 
 int sys_pidfd_open(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
 
-// Opens another process's descriptor through /proc (the same user may).
+// Opens another process's memfd through /proc (the same user may).
 int open_proc_fd(uint32_t pid, int fd, int flags) {
     char path[64];
     std::snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
@@ -186,10 +186,16 @@ rdmx_status_t SmTransport::map_peer(Peer &pe) {
         pe.seg = nullptr;
         return RDMX_ERR_PROTOCOL;
     }
-    pe.event_fd = open_proc_fd(a.pid, a.event_fd, O_WRONLY | O_NONBLOCK);
     pe.pidfd = sys_pidfd_open(static_cast<pid_t>(a.pid));
-    if (pe.event_fd < 0 || pe.pidfd < 0) {
-        RDMX_ERROR("sm: rank %d (%s): eventfd or pidfd_open: %s", pe.rank, pe.name, std::strerror(errno));
+    if (pe.pidfd < 0) {
+        RDMX_ERROR("sm: rank %d (%s): pidfd_open: %s", pe.rank, pe.name, std::strerror(errno));
+        return RDMX_ERR_CONNECT;
+    }
+    // An eventfd cannot be reopened through /proc (ENXIO): duplicate it.
+    pe.event_fd = static_cast<int>(syscall(SYS_pidfd_getfd, pe.pidfd, a.event_fd, 0));
+    if (pe.event_fd < 0) {
+        RDMX_ERROR("sm: rank %d (%s): pidfd_getfd of its eventfd %d: %s (hint: ptrace restrictions, Yama "
+                   "ptrace_scope 3?)", pe.rank, pe.name, a.event_fd, std::strerror(errno));
         return RDMX_ERR_CONNECT;
     }
     char *ring = pe.seg + pe.lay.ring_off + pe.lay.ring_stride * my_idx_;
