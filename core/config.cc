@@ -211,6 +211,47 @@ static void load_rndv(Resolver &r, Config &c) {
                       p_unsigned, show_unsigned);
 }
 
+static bool parse_cma(const char *s, Config::SmCmaMode *out) {
+    if (std::strcmp(s, "auto") == 0) *out = Config::SmCmaMode::kAuto;
+    else if (std::strcmp(s, "on") == 0) *out = Config::SmCmaMode::kOn;
+    else if (std::strcmp(s, "off") == 0) *out = Config::SmCmaMode::kOff;
+    else return false;
+    return true;
+}
+
+static std::string show_cma(const Config::SmCmaMode &m) {
+    return m == Config::SmCmaMode::kOn ? "on" : m == Config::SmCmaMode::kOff ? "off" : "auto";
+}
+
+// "sm,rc,self": known names, each at most once, at least one.
+static bool parse_transports(const char *s, std::string *out) {
+    std::string_view v(s);
+    std::set<std::string_view> seen;
+    while (true) {
+        const size_t comma = v.find(',');
+        const std::string_view item = v.substr(0, comma);
+        if ((item != "rc" && item != "sm" && item != "self") || !seen.insert(item).second) return false;
+        if (comma == std::string_view::npos) break;
+        v.remove_prefix(comma + 1);
+    }
+    *out = s;
+    return true;
+}
+
+static void load_sm(Resolver &r, Config &c) {
+    r.field<std::string>("RDMX_TRANSPORTS", "transports to use, a comma list of rc, sm, self (each at most once)",
+                         &c.transports, false, std::string(), parse_transports, show_str);
+    r.field<std::string>("RDMX_NODE_ID", "node identity for choosing sm (ranks with equal ids share memory); "
+                         "default hostname + boot id", &c.node_id, false, std::string(), p_str, show_str);
+    r.field<Config::SmCmaMode>("RDMX_SM_CMA", "sm cross-memory attach (process_vm_readv/writev): auto (when the "
+                               "kernel allows it), on (required, every size), off (copy pipeline only)", &c.sm_cma,
+                               false, Config::SmCmaMode::kAuto, parse_cma, show_cma);
+    r.field<size_t>("RDMX_SM_CMA_THRESH", "sm get/put of at least this many bytes use CMA single copy, smaller ones "
+                    "the copy pipeline", &c.sm_cma_thresh, false, size_t{0}, p_size, show_size);
+    r.field<unsigned>("RDMX_SM_SLOTS", "slots per inbound sm ring, 4 .. 4096", &c.sm_slots, false, 0u, p_unsigned,
+                      show_unsigned);
+}
+
 namespace {
 
 // RDMX_* names read outside the engine's configuration: the collectives'
@@ -301,7 +342,12 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                       "knob: a tiny ring exercises the full-queue paths)", &sq_depth, false, 0u, p_unsigned,
                       show_unsigned);
     load_rndv(r, *this);
+    load_sm(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;
+    if (sm_slots < 4 || sm_slots > 4096) {
+        RDMX_ERROR("config: RDMX_SM_SLOTS=%u must be in [4, 4096]", sm_slots);
+        return RDMX_ERR_INVALID_ARG;
+    }
     if (sq_depth < 4 || sq_depth > 1024 || (sq_depth & (sq_depth - 1)) != 0) {
         RDMX_ERROR("config: RDMX_SQ_DEPTH=%u must be a power of two in [4, 1024] (the send ring indexes by mask)",
                    sq_depth);

@@ -43,6 +43,16 @@ struct Config {
     unsigned rcache = 1;           // RDMX_RCACHE: cache registrations (0 = register per transfer)
     size_t rcache_max = 0;         // RDMX_RCACHE_MAX: bytes the cache may pin; 0 = auto
     unsigned rcache_max_regions = 4096;
+    // Transports and the shared-memory one (transport/sm.h).
+    std::string transports = "sm,rc,self";  // RDMX_TRANSPORTS: comma list of rc, sm, self
+    std::string node_id;           // RDMX_NODE_ID: "" = hostname + boot id; equal ids use sm
+    enum class SmCmaMode : uint8_t { kAuto, kOn, kOff };
+    SmCmaMode sm_cma = SmCmaMode::kAuto;  // RDMX_SM_CMA
+    size_t sm_cma_thresh = kSmCmaThreshDefault;  // RDMX_SM_CMA_THRESH: get/put of at least this use CMA
+    unsigned sm_slots = 64;        // RDMX_SM_SLOTS: slots per inbound ring
+    // Measured on the 2-core development host (docs/design/sm.md): the copy
+    // pipeline beats CMA's single copy at every size up to 4 MiB.
+    static constexpr size_t kSmCmaThreshDefault = size_t{8} << 20;
     // RDMX_BOOTSTRAP: how ranks find each other when no allgather callback is given.
     enum class BootMode : uint8_t { kAuto, kPmix, kPmi1, kPmi2 };
     BootMode boot_mode = BootMode::kAuto;

@@ -21,12 +21,16 @@ enum : unsigned {
     kPmi1 = 1u << 6,     // 'p' pmi::parse, PMI-1 line
     kPmi2 = 1u << 7,     // 'P' pmi::parse, PMI-2 body
     kMapping = 1u << 8,  // 'M' pmi::parse_process_mapping
+    kSmSlot = 1u << 9,   // 's' sm::decode_slot
+    kSmReq = 1u << 10,   // 'q' sm::decode_pipe_req
+    kSmSeg = 1u << 11,   // 'g' sm::decode_seg_info
 };
 
 unsigned connect_priv(const uint8_t *data, size_t size);
 unsigned msg_hdr(const uint8_t *data, size_t size);
 unsigned rndv_desc(const uint8_t *data, size_t size);
 unsigned pmi(const uint8_t *data, size_t size);
+unsigned sm_slot(const uint8_t *data, size_t size);
 
 [[noreturn]] inline void violation(const char *target, const char *what, int line) {
     std::fprintf(stderr, "%s: invariant violated at line %d: %s\n", target, line, what);

@@ -6,6 +6,7 @@
 //   c connect, a accept, r reject    (fuzz_connect_priv)
 //   m msg header, R rts, F fin       (fuzz_msg_hdr, fuzz_rndv_desc)
 //   p PMI-1, P PMI-2, M mapping      (fuzz_pmi)
+//   s sm slot, q sm pipelined request, g sm segment header (fuzz_sm_slot)
 // "none_" means every decoder of that target refuses them.
 //
 // Usage: rdmx_fuzz_replay <corpus dir> [min seeds per target]
@@ -33,6 +34,7 @@ const Target kTargets[] = {
     {"fuzz_msg_hdr", rdmx_fuzz::msg_hdr},
     {"fuzz_rndv_desc", rdmx_fuzz::rndv_desc},
     {"fuzz_pmi", rdmx_fuzz::pmi},
+    {"fuzz_sm_slot", rdmx_fuzz::sm_slot},
 };
 
 bool expected_mask(const std::string &file, unsigned *out) {
@@ -55,6 +57,9 @@ bool expected_mask(const std::string &file, unsigned *out) {
         case 'p': m |= rdmx_fuzz::kPmi1; break;
         case 'P': m |= rdmx_fuzz::kPmi2; break;
         case 'M': m |= rdmx_fuzz::kMapping; break;
+        case 's': m |= rdmx_fuzz::kSmSlot; break;
+        case 'q': m |= rdmx_fuzz::kSmReq; break;
+        case 'g': m |= rdmx_fuzz::kSmSeg; break;
         default: return false;
         }
     }
@@ -64,8 +69,8 @@ bool expected_mask(const std::string &file, unsigned *out) {
 
 std::string letters_of(unsigned m) {
     std::string s;
-    const char *l = "carmRFpPM";
-    for (int i = 0; i < 9; ++i)
+    const char *l = "carmRFpPMsqg";
+    for (int i = 0; i < 12; ++i)
         if (m & (1u << i)) s += l[i];
     return s.empty() ? "none" : s;
 }

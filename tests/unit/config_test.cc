@@ -79,7 +79,8 @@ const char *const kVars[] = {"RDMX_DEVICE",       "RDMX_IFADDR",        "RDMX_EA
                              "RDMX_RNDV_CHUNK",   "RDMX_RCACHE",        "RDMX_RCACHE_MAX",
                              "RDMX_RCACHE_MAX_REGIONS", "RDMX_RNDV_PROTO",
                              "RDMX_RNDV_WINDOWS", "RDMX_UNEXPECTED_MAX", "RDMX_BOOTSTRAP",
-                             "RDMX_SQ_DEPTH"};
+                             "RDMX_SQ_DEPTH",     "RDMX_TRANSPORTS",    "RDMX_NODE_ID",
+                             "RDMX_SM_CMA",       "RDMX_SM_CMA_THRESH", "RDMX_SM_SLOTS"};
 
 // Clears every RDMX_* variable for the test and restores them after.
 class ConfigLoadTest : public ::testing::Test {
@@ -370,6 +371,39 @@ TEST_F(ConfigLoadTest, RendezvousTuningIsValidated) {
         Config d;
         EXPECT_EQ(d.load(nullptr), RDMX_ERR_INVALID_ARG) << var << "=" << bad;
         unsetenv(var);
+    }
+}
+
+TEST_F(ConfigLoadTest, SharedMemoryKnobsAreValidated) {
+    Config c;
+    ASSERT_EQ(c.load(nullptr), RDMX_OK);
+    EXPECT_EQ(c.transports, "sm,rc,self");
+    EXPECT_EQ(c.node_id, "");
+    EXPECT_EQ(c.sm_cma, Config::SmCmaMode::kAuto);
+    EXPECT_EQ(c.sm_cma_thresh, Config::kSmCmaThreshDefault);
+    EXPECT_EQ(c.sm_slots, 64u);
+    setenv("RDMX_TRANSPORTS", "rc,self", 1);
+    setenv("RDMX_NODE_ID", "pretend-a", 1);
+    setenv("RDMX_SM_CMA", "off", 1);
+    setenv("RDMX_SM_CMA_THRESH", "2M", 1);
+    setenv("RDMX_SM_SLOTS", "16", 1);
+    Config d;
+    ASSERT_EQ(d.load(nullptr), RDMX_OK);
+    EXPECT_EQ(d.transports, "rc,self");
+    EXPECT_EQ(d.node_id, "pretend-a");
+    EXPECT_EQ(d.sm_cma, Config::SmCmaMode::kOff);
+    EXPECT_EQ(d.sm_cma_thresh, 2u << 20);
+    EXPECT_EQ(d.sm_slots, 16u);
+    for (auto [var, bad] : {std::pair{"RDMX_TRANSPORTS", "sm,ud"}, std::pair{"RDMX_TRANSPORTS", "sm,sm"},
+                            std::pair{"RDMX_TRANSPORTS", "sm,"}, std::pair{"RDMX_SM_CMA", "yes"},
+                            std::pair{"RDMX_SM_CMA_THRESH", "big"}, std::pair{"RDMX_SM_SLOTS", "2"},
+                            std::pair{"RDMX_SM_SLOTS", "8192"}}) {
+        const char *old = std::getenv(var);
+        const std::string keep = old ? old : "";
+        setenv(var, bad, 1);
+        Config e;
+        EXPECT_EQ(e.load(nullptr), RDMX_ERR_INVALID_ARG) << var << "=" << bad;
+        setenv(var, keep.c_str(), 1);
     }
 }
 

@@ -1,0 +1,522 @@
+// The sm transport: segment, rings, liveness, sleeping (RMA in sm_rma.cc).
+#include "transport/sm.h"
+
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "core/clock.h"
+#include "core/log.h"
+
+namespace rdmx {
+
+using namespace rdmx::sm;
+
+namespace {
+
+constexpr uint32_t kDefaultMaxLocals = 64;
+constexpr int kPollBudget = 64;           // slots one ring may deliver per progress pass
+constexpr unsigned kMemfdSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+
+int sys_pidfd_open(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
+
+// Opens another process's memfd through /proc (the same user may).
+int open_proc_fd(uint32_t pid, int fd, int flags) {
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd);
+    return ::open(path, flags | O_CLOEXEC);
+}
+
+uint64_t token_of(uint32_t peer_index, uint64_t slot) { return (uint64_t{peer_index} << 48) | (slot & ((uint64_t{1} << 48) - 1)); }
+
+}  // namespace
+
+rdmx_status_t SmTransport::open(const SmParams &p, TransportSink *sink, std::unique_ptr<SmTransport> *out) {
+    if (sink == nullptr || out == nullptr || p.rank < 0 || p.size <= 0 || p.rank >= p.size || p.slots < kMinSlots ||
+        p.slots > kMaxSlots || p.eager_limit > (1u << 20)) {
+        RDMX_ERROR("sm: open: bad parameters (rank %d of %d, %u slots per ring: need %u..%u, eager limit %zu)", p.rank,
+                   p.size, p.slots, kMinSlots, kMaxSlots, p.eager_limit);
+        return RDMX_ERR_INVALID_ARG;
+    }
+    std::unique_ptr<SmTransport> t(new SmTransport(p, sink));
+    if (t->p_.max_locals == 0)
+        t->p_.max_locals = static_cast<uint32_t>(p.size) < kDefaultMaxLocals ? static_cast<uint32_t>(p.size)
+                                                                               : kDefaultMaxLocals;
+    if (rdmx_status_t st = t->create_segment(); st != RDMX_OK) return st;
+    if (rdmx_status_t st = t->init_cma(); st != RDMX_OK) return st;
+    *out = std::move(t);
+    return RDMX_OK;
+}
+
+// memfd (nothing in /dev/shm, gone with its last reference), sealed against
+// resizing so no peer can make our mappings fault, first touched here so its
+// pages sit on our NUMA node.
+rdmx_status_t SmTransport::create_segment() {
+    if (!make_layout(p_.max_locals, p_.slots, slot_size_for(p_.eager_limit), p_.stage_chunk, &lay_)) {
+        RDMX_ERROR("sm: segment layout refused (%u rings, %u slots, chunk %u)", p_.max_locals, p_.slots,
+                   p_.stage_chunk);
+        return RDMX_ERR_INVALID_ARG;
+    }
+    seg_fd_ = memfd_create("rdmx-sm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (seg_fd_ < 0 || ftruncate(seg_fd_, static_cast<off_t>(lay_.total)) != 0 ||
+        fcntl(seg_fd_, F_ADD_SEALS, kMemfdSeals) != 0) {
+        RDMX_ERROR("sm: segment of %llu bytes: %s (memfd_create/ftruncate/seal; hint: memory limits)",
+                   static_cast<unsigned long long>(lay_.total), std::strerror(errno));
+        return RDMX_ERR_NO_MEMORY;
+    }
+    void *m = mmap(nullptr, lay_.total, PROT_READ | PROT_WRITE, MAP_SHARED, seg_fd_, 0);
+    if (m == MAP_FAILED) {
+        RDMX_ERROR("sm: mmap of our segment (%llu bytes): %s", static_cast<unsigned long long>(lay_.total),
+                   std::strerror(errno));
+        return RDMX_ERR_NO_MEMORY;
+    }
+    seg_ = static_cast<char *>(m);
+    std::memset(seg_, 0, lay_.total);  // first touch: the pages land on our node
+    SegInfo info{};
+    info.magic = kSegMagic;
+    info.version = kSegVersion;
+    info.info_size = sizeof(SegInfo);
+    info.job_key = p_.job_key;
+    info.owner_rank = static_cast<uint32_t>(p_.rank);
+    info.owner_pid = static_cast<uint32_t>(getpid());
+    info.nrings = lay_.nrings;
+    info.nslots = lay_.nslots;
+    info.slot_size = lay_.slot_size;
+    info.chunk = lay_.chunk;
+    info.total_size = lay_.total;
+    std::memcpy(seg_, &info, sizeof(info));
+    live_ = new (seg_ + sizeof(SegInfo)) SegLive{};
+    closed_ = new (seg_ + sizeof(SegInfo) + sizeof(SegLive)) SegClosed{};
+    event_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (event_fd_ < 0) {
+        RDMX_ERROR("sm: eventfd: %s", std::strerror(errno));
+        return RDMX_ERR_NO_MEMORY;
+    }
+    addr_.pid = info.owner_pid;
+    addr_.seg_fd = seg_fd_;
+    addr_.event_fd = event_fd_;
+    addr_.seg_size = lay_.total;
+    addr_.job_key = p_.job_key;
+    return RDMX_OK;
+}
+
+SmTransport::~SmTransport() { disconnect_all(0); }
+
+rdmx_status_t SmTransport::connect(const std::vector<SmPeer> &locals) {
+    if (locals.size() > lay_.nrings) {
+        RDMX_ERROR("sm: %zu local ranks but the segment serves %u (SmParams::max_locals)", locals.size(), lay_.nrings);
+        return RDMX_ERR_INVALID_ARG;
+    }
+    rank_to_peer_.assign(static_cast<size_t>(p_.size), -1);
+    peers_.clear();
+    peers_.resize(locals.size());
+    bool found_self = false;
+    for (size_t i = 0; i < locals.size(); ++i) {
+        if (locals[i].rank < 0 || locals[i].rank >= p_.size || rank_to_peer_[locals[i].rank] != -1 ||
+            (i > 0 && locals[i].rank <= locals[i - 1].rank)) {
+            RDMX_ERROR("sm: connect: local rank list must be sorted, distinct, in [0, %d) (entry %zu: %d)", p_.size, i,
+                       locals[i].rank);
+            return RDMX_ERR_INVALID_ARG;
+        }
+        rank_to_peer_[locals[i].rank] = static_cast<int>(i);
+        Peer &pe = peers_[i];
+        pe.rank = locals[i].rank;
+        pe.idx = static_cast<uint32_t>(i);
+        pe.addr = locals[i].addr;
+        std::snprintf(pe.name, sizeof(pe.name), "pid %u", pe.addr.pid);
+        if (pe.rank == p_.rank) {
+            my_idx_ = pe.idx;
+            found_self = true;
+        }
+    }
+    if (!found_self) {
+        RDMX_ERROR("sm: connect: our rank %d is not in the local rank list", p_.rank);
+        return RDMX_ERR_INVALID_ARG;
+    }
+    rdmx_status_t st = RDMX_OK;
+    for (Peer &pe : peers_) {
+        if (pe.rank == p_.rank) continue;
+        if (rdmx_status_t s = map_peer(pe); s != RDMX_OK && st == RDMX_OK) st = s;
+    }
+    return st;
+}
+
+// Maps one peer's segment and opens its eventfd and a pidfd. Its header is
+// untrusted: checked against the layout we would compute for it.
+rdmx_status_t SmTransport::map_peer(Peer &pe) {
+    const SmAddress &a = pe.addr;
+    int fd = open_proc_fd(a.pid, a.seg_fd, O_RDWR);
+    if (fd < 0) {
+        RDMX_ERROR("sm: rank %d (%s): cannot open its segment /proc/%u/fd/%d: %s (hint: same user? a container "
+                   "hiding /proc?)", pe.rank, pe.name, a.pid, a.seg_fd, std::strerror(errno));
+        return RDMX_ERR_CONNECT;
+    }
+    struct stat sb {};
+    const int seals = fcntl(fd, F_GET_SEALS);
+    if (fstat(fd, &sb) != 0 || static_cast<uint64_t>(sb.st_size) != a.seg_size || seals < 0 ||
+        (static_cast<unsigned>(seals) & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW)) {
+        RDMX_ERROR("sm: rank %d (%s): segment is %lld bytes, address says %llu, seals 0x%x (must be sealed against "
+                   "resizing)", pe.rank, pe.name, static_cast<long long>(sb.st_size),
+                   static_cast<unsigned long long>(a.seg_size), seals);
+        ::close(fd);
+        return RDMX_ERR_PROTOCOL;
+    }
+    void *m = mmap(nullptr, a.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (m == MAP_FAILED) {
+        RDMX_ERROR("sm: rank %d (%s): mmap of %llu bytes: %s", pe.rank, pe.name,
+                   static_cast<unsigned long long>(a.seg_size), std::strerror(errno));
+        return RDMX_ERR_NO_MEMORY;
+    }
+    pe.seg = static_cast<char *>(m);
+    const ShmError e = decode_seg_info(pe.seg, a.seg_size, p_.job_key, static_cast<uint32_t>(pe.rank),
+                                       lay_.slot_size, static_cast<uint32_t>(peers_.size()), a.seg_size, &pe.info,
+                                       &pe.lay);
+    if (e != ShmError::kOk) {
+        RDMX_ERROR("sm: rank %d (%s): its segment header is invalid (%s)", pe.rank, pe.name, shm_error_name(e));
+        munmap(pe.seg, a.seg_size);
+        pe.seg = nullptr;
+        return RDMX_ERR_PROTOCOL;
+    }
+    pe.pidfd = sys_pidfd_open(static_cast<pid_t>(a.pid));
+    if (pe.pidfd < 0) {
+        RDMX_ERROR("sm: rank %d (%s): pidfd_open: %s", pe.rank, pe.name, std::strerror(errno));
+        return RDMX_ERR_CONNECT;
+    }
+    // An eventfd cannot be reopened through /proc (ENXIO): duplicate it.
+    pe.event_fd = static_cast<int>(syscall(SYS_pidfd_getfd, pe.pidfd, a.event_fd, 0));
+    if (pe.event_fd < 0) {
+        RDMX_ERROR("sm: rank %d (%s): pidfd_getfd of its eventfd %d: %s (hint: ptrace restrictions, Yama "
+                   "ptrace_scope 3?)", pe.rank, pe.name, a.event_fd, std::strerror(errno));
+        return RDMX_ERR_CONNECT;
+    }
+    char *ring = pe.seg + pe.lay.ring_off + pe.lay.ring_stride * my_idx_;
+    pe.out_ring = reinterpret_cast<RingCtl *>(ring);
+    pe.out_slots = ring + sizeof(RingCtl);
+    char *in = seg_ + lay_.ring_off + lay_.ring_stride * pe.idx;
+    pe.in_ring = reinterpret_cast<RingCtl *>(in);
+    pe.in_slots = in + sizeof(RingCtl);
+    pe.held.assign(lay_.nslots, 0);
+    pe.ops.reserve(p_.rma_depth * 2);
+    pe.state = PeerState::kUp;
+    return RDMX_OK;
+}
+
+SmTransport::Peer *SmTransport::peer_of(int rank) {
+    if (rank < 0 || static_cast<size_t>(rank) >= rank_to_peer_.size() || rank_to_peer_[rank] < 0) return nullptr;
+    Peer &pe = peers_[static_cast<size_t>(rank_to_peer_[rank])];
+    return pe.rank == p_.rank ? nullptr : &pe;
+}
+const SmTransport::Peer *SmTransport::peer_of(int rank) const {
+    return const_cast<SmTransport *>(this)->peer_of(rank);
+}
+
+bool SmTransport::usable(int peer) const {
+    const Peer *pe = peer_of(peer);
+    return pe != nullptr && pe->state == PeerState::kUp;
+}
+
+const char *SmTransport::peer_addr(int peer) const {
+    const Peer *pe = peer_of(peer);
+    return pe != nullptr ? pe->name : "?";
+}
+
+// The connection is gone: stop reading, tell the peer through our header,
+// and report (ops with ok=false first, then on_peer_failed) from progress.
+void SmTransport::fail(Peer &pe, rdmx_status_t why, const char *fmt, ...) {
+    if (pe.state != PeerState::kUp) return;
+    char buf[200];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    pe.state = PeerState::kFailing;
+    pe.why = why;
+    pe.reason = buf;
+    publish_closed(pe);
+    failures_pending_ = true;
+}
+
+void SmTransport::violation(Peer &pe, const char *fmt, ...) {
+    if (pe.state != PeerState::kUp) return;
+    char buf[160];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    RDMX_ERROR("sm: rank %d (%s) broke the shared-memory protocol: %s; its connection is closed (hint: a bug or "
+               "memory corruption in that process)", pe.rank, pe.name, buf);
+    fail(pe, RDMX_ERR_PROTOCOL, "%s", buf);
+}
+
+void SmTransport::publish_closed(Peer &pe) {
+    closed_->closed[pe.idx].store(1, std::memory_order_release);
+    pe.served.active = false;
+}
+
+void SmTransport::close_peer(int peer, rdmx_status_t why) {
+    Peer *pe = peer_of(peer);
+    if (pe == nullptr || pe->state == PeerState::kNone || pe->state == PeerState::kDown) return;
+    (void)why;
+    if (pe->state == PeerState::kUp) publish_closed(*pe);
+    fail_ops(*pe);
+    pe->state = PeerState::kDown;  // no on_peer_failed: the engine closed it
+}
+
+void SmTransport::report_failures() {
+    failures_pending_ = false;
+    for (Peer &pe : peers_) {
+        if (pe.state != PeerState::kFailing) continue;
+        fail_ops(pe);
+        report_done();
+        pe.state = PeerState::kDown;
+        sink_->on_peer_failed(pe.rank, pe.why, pe.reason.c_str());
+    }
+}
+
+// ---- messages ----------------------------------------------------------------
+
+// Free slots in our ring in the peer's segment; the tail is the peer's to
+// write, so it is checked like wire bytes.
+bool SmTransport::ring_room(Peer &pe, uint32_t need) {
+    const uint64_t tail = pe.out_ring->tail.load(std::memory_order_acquire);
+    const uint64_t used = pe.out_head - tail;
+    if (tail > pe.out_head || used > pe.lay.nslots) {
+        violation(pe, "ring tail %llu outside [head %llu - %u, head]", static_cast<unsigned long long>(tail),
+                  static_cast<unsigned long long>(pe.out_head), pe.lay.nslots);
+        return false;
+    }
+    return pe.lay.nslots - used >= need;
+}
+
+bool SmTransport::can_send(int peer, size_t body_len, bool ctrl, unsigned extra) {
+    Peer *pe = peer_of(peer);
+    if (pe == nullptr || pe->state != PeerState::kUp || body_len > p_.eager_limit) return false;
+    // One slot per pair stays for control messages: data never starves them.
+    return ring_room(*pe, 1 + extra + (ctrl ? 0 : 1));
+}
+
+bool SmTransport::post_slot(Peer &pe, SlotKind kind, const void *a, size_t alen, const void *b, size_t blen) {
+    char *slot = pe.out_slots + (pe.out_head % pe.lay.nslots) * pe.lay.slot_size;
+    SlotHdr sh{static_cast<uint32_t>(alen + blen), static_cast<uint32_t>(kind), 0};
+    std::memcpy(slot, &sh, sizeof(sh));
+    std::memcpy(slot + sizeof(sh), a, alen);
+    if (blen != 0) std::memcpy(slot + sizeof(sh) + alen, b, blen);
+    ++pe.out_head;
+    pe.out_ring->head.store(pe.out_head, std::memory_order_release);
+    wake(pe);
+    return true;
+}
+
+// Only a sleeping receiver costs a syscall. Pairs with arm(): each side
+// stores then loads with seq_cst fences in between.
+void SmTransport::wake(Peer &pe) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    auto *live = reinterpret_cast<SegLive *>(pe.seg + sizeof(SegInfo));
+    if (live->sleeping.load(std::memory_order_relaxed) != 0) {
+        const uint64_t one = 1;
+        if (::write(pe.event_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+            RDMX_DEBUG("sm: wake rank %d: %s", pe.rank, std::strerror(errno));
+    }
+}
+
+bool SmTransport::send(int peer, const MsgOut &m, bool ctrl) {
+    Peer *pe = peer_of(peer);
+    if (pe == nullptr || pe->state != PeerState::kUp) return false;
+    auto *closed = reinterpret_cast<SegClosed *>(pe->seg + sizeof(SegInfo) + sizeof(SegLive));
+    if (closed->closed[my_idx_].load(std::memory_order_acquire) != 0) {
+        fail(*pe, RDMX_ERR_PEER_LOST, "peer closed its connection to us");
+        return false;
+    }
+    if (m.body_len > p_.eager_limit || !ring_room(*pe, ctrl ? 1 : 2)) return false;
+    wire::MsgHdr h{};
+    h.version = static_cast<uint8_t>(wire::kVersion);
+    h.type = static_cast<uint8_t>(m.type);
+    h.space = m.space;
+    h.tag = m.tag;
+    h.credits = 0;
+    h.seq = pe->send_seq++;
+    h.length = m.length;
+    h.cookie = m.cookie;
+    return post_slot(*pe, SlotKind::kMsg, &h, sizeof(h), m.body, m.body_len);
+}
+
+void SmTransport::give_back(Peer &pe, uint64_t slot) {
+    pe.held[slot % lay_.nslots] = 0;
+    bool moved = false;
+    while (pe.in_tail < pe.in_next && pe.held[pe.in_tail % lay_.nslots] == 0) {
+        ++pe.in_tail;
+        moved = true;
+    }
+    if (moved) pe.in_ring->tail.store(pe.in_tail, std::memory_order_release);
+}
+
+void SmTransport::release(int peer, uint64_t token) {
+    Peer *pe = peer_of(peer);
+    if (pe == nullptr || (token >> 48) != pe->idx) return;
+    // Tokens carry the slot count modulo 2^48: rebuild it within [tail, next).
+    const uint64_t low = token & ((uint64_t{1} << 48) - 1);
+    const uint64_t slot = (pe->in_next & ~((uint64_t{1} << 48) - 1)) | low;
+    if (slot < pe->in_tail || slot >= pe->in_next || pe->held[slot % lay_.nslots] == 0) {
+        RDMX_WARN("sm: release of slot %llu from rank %d that is not held (ignored)",
+                  static_cast<unsigned long long>(slot), peer);
+        return;
+    }
+    give_back(*pe, slot);
+}
+
+// Delivers what the peer published in its ring to us, in order. Every value
+// read from the ring is read once, checked, then used.
+int SmTransport::poll_ring(Peer &pe) {
+    const uint64_t head = pe.in_ring->head.load(std::memory_order_acquire);
+    if (head == pe.in_next) return 0;
+    if (head < pe.in_next || head - pe.in_tail > lay_.nslots) {
+        violation(pe, "ring head %llu outside [%llu, %llu]", static_cast<unsigned long long>(head),
+                  static_cast<unsigned long long>(pe.in_next),
+                  static_cast<unsigned long long>(pe.in_tail + lay_.nslots));
+        return 0;
+    }
+    int n = 0;
+    while (pe.in_next < head && n < kPollBudget && pe.state == PeerState::kUp) {
+        const uint64_t slot = pe.in_next;
+        const char *s = pe.in_slots + (slot % lay_.nslots) * lay_.slot_size;
+        SlotHdr sh;
+        if (ShmError e = decode_slot(s, lay_.slot_size, &sh); e != ShmError::kOk) {
+            violation(pe, "slot %llu: %s", static_cast<unsigned long long>(slot), shm_error_name(e));
+            return n;
+        }
+        const char *body = s + sizeof(SlotHdr);
+        pe.held[slot % lay_.nslots] = 1;
+        ++pe.in_next;
+        ++n;
+        if (static_cast<SlotKind>(sh.kind) == SlotKind::kPipeReq) {
+            PipeReq r;
+            if (ShmError e = decode_pipe_req(body, sh.len, p_.rma_chunk, &r); e != ShmError::kOk)
+                violation(pe, "pipelined request: %s", shm_error_name(e));
+            else
+                serve_request(pe, r);
+            give_back(pe, slot);
+            continue;
+        }
+        wire::MsgHdr h;
+        if (wire::DecodeError e = wire::decode_msg(body, sh.len, p_.eager_limit, &h); e != wire::DecodeError::kOk) {
+            violation(pe, "message in slot %llu: %s", static_cast<unsigned long long>(slot), wire::decode_error_name(e));
+            return n;
+        }
+        if (h.seq != pe.recv_seq) {
+            violation(pe, "message sequence %u, expected %u", h.seq, pe.recv_seq);
+            return n;
+        }
+        ++pe.recv_seq;
+        if (!sink_->on_arrival(pe.rank, h, body, sh.len, token_of(pe.idx, slot))) give_back(pe, slot);
+    }
+    return n;
+}
+
+// ---- progress, liveness --------------------------------------------------------
+
+void SmTransport::housekeep(Peer &pe, double now) {
+    pollfd pf{pe.pidfd, POLLIN, 0};
+    if (::poll(&pf, 1, 0) > 0) {
+        RDMX_WARN("sm: rank %d (%s) exited", pe.rank, pe.name);
+        fail(pe, RDMX_ERR_PEER_LOST, "process exited");
+        return;
+    }
+    auto *closed = reinterpret_cast<SegClosed *>(pe.seg + sizeof(SegInfo) + sizeof(SegLive));
+    if (closed->closed[my_idx_].load(std::memory_order_acquire) != 0) {
+        fail(pe, RDMX_ERR_PEER_LOST, "peer closed its connection to us");
+        return;
+    }
+    if (std::memcmp(pe.seg, &pe.info, sizeof(SegInfo)) != 0) {
+        violation(pe, "its segment header changed after connect");
+        return;
+    }
+    if (!pe.ops.empty() && pe.ops.front().sent && now - pe.op_progress_at > p_.peer_timeout) {
+        RDMX_ERROR("sm: rank %d (%s): pipelined copy made no progress for %.1f s (RDMX_PEER_TIMEOUT)", pe.rank,
+                   pe.name, p_.peer_timeout);
+        fail(pe, RDMX_ERR_PEER_LOST, "pipelined copy timed out");
+    }
+}
+
+int SmTransport::progress(bool housekeeping) {
+    int n = report_done();
+    const double now = housekeeping ? static_cast<double>(now_ns()) * 1e-9 : 0;
+    for (Peer &pe : peers_) {
+        if (pe.state != PeerState::kUp) continue;
+        n += poll_ring(pe);
+        if (pe.state == PeerState::kUp) n += pump_served(pe);
+        if (pe.state == PeerState::kUp) n += pump_requester(pe, now);
+        if (housekeeping && pe.state == PeerState::kUp) housekeep(pe, now);
+    }
+    if (failures_pending_) report_failures();
+    n += report_done();
+    return n;
+}
+
+bool SmTransport::pending_work() {
+    if (!done_.empty() || failures_pending_) return true;
+    for (Peer &pe : peers_) {
+        if (pe.state != PeerState::kUp) continue;
+        if (pe.in_ring->head.load(std::memory_order_acquire) != pe.in_next) return true;
+        if (!pe.ops.empty() || pe.served.active) return true;  // copies poll their chunks
+    }
+    return false;
+}
+
+bool SmTransport::arm() {
+    live_->sleeping.store(1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (pending_work()) {
+        live_->sleeping.store(0, std::memory_order_relaxed);
+        return false;
+    }
+    return true;
+}
+
+int SmTransport::fds(pollfd *out, int max, bool data) {
+    int n = 0;
+    if (data && n < max) out[n++] = pollfd{event_fd_, POLLIN, 0};
+    for (const Peer &pe : peers_)
+        if (pe.state == PeerState::kUp && pe.pidfd >= 0 && n < max) out[n++] = pollfd{pe.pidfd, POLLIN, 0};
+    return n;
+}
+
+void SmTransport::after_sleep() {
+    live_->sleeping.store(0, std::memory_order_relaxed);
+    uint64_t v;
+    while (::read(event_fd_, &v, sizeof(v)) == sizeof(v)) {
+    }
+}
+
+bool SmTransport::quiet() {
+    for (const Peer &pe : peers_)
+        if (pe.state == PeerState::kUp && (!pe.ops.empty() || pe.in_flight != 0)) return false;
+    return done_.empty();
+}
+
+void SmTransport::disconnect_all(double) {
+    for (Peer &pe : peers_) {
+        if (pe.state == PeerState::kUp) publish_closed(pe);
+        if (pe.seg != nullptr) munmap(pe.seg, pe.addr.seg_size);
+        if (pe.event_fd >= 0) ::close(pe.event_fd);
+        if (pe.pidfd >= 0) ::close(pe.pidfd);
+        pe.seg = nullptr;
+        pe.event_fd = pe.pidfd = -1;
+        pe.state = PeerState::kDown;
+    }
+    if (seg_ != nullptr) munmap(seg_, lay_.total);
+    if (seg_fd_ >= 0) ::close(seg_fd_);
+    if (event_fd_ >= 0) ::close(event_fd_);
+    seg_ = nullptr;
+    seg_fd_ = event_fd_ = -1;
+}
+
+}  // namespace rdmx
