@@ -74,11 +74,11 @@ if(TARGET rdmx-bench)
   set(exe $<TARGET_FILE:rdmx-bench>)
   foreach(cmd latency bw bibw coll connect)
     rdmx_mpi_test(NAME bench_rdmx_${cmd}_np2 NP 2 COMMAND ${exe} ${cmd} --verify --quick --quiet
-      TIMEOUT 600 LABELS verbs)
+      TIMEOUT 600 LABELS verbs SM)
   endforeach()
   foreach(cmd mr allpairs bringup)
     rdmx_mpi_test(NAME bench_rdmx_${cmd}_np4 NP 4 COMMAND ${exe} ${cmd} --verify --quick --quiet --flag-fraction 0
-      TIMEOUT 600 LABELS verbs)
+      TIMEOUT 600 LABELS verbs SM)
   endforeach()
   rdmx_mpi_test(NAME bench_rdmx_inject_corruption_message NP 2
     COMMAND ${exe} latency --verify --quick --quiet --max-size 4K --inject-corruption TIMEOUT 600 LABELS verbs)

@@ -4,26 +4,55 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "core/clock.h"
 #include "core/log.h"
 #include "protocols/context.h"
+#include "protocols/boot_record.h"
 #include "transport/self.h"
 
 namespace rdmx {
 
 namespace {
 
-struct BootRecord {  // what each rank publishes through the bootstrap
-    RcAddr rc;
-    uint16_t version;
-    uint16_t reserved[3];
-    uint64_t job_key_candidate;
-};
-static_assert(sizeof(BootRecord) == 24);
+// FNV-1a: node identities only need to be equal where the strings are.
+uint64_t hash_str(const std::string &s) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ull;
+    return h;
+}
 
-// Every rank's record; rank 0's random draw becomes the job's key.
+// Ranks with the same node identity share memory: RDMX_NODE_ID when set
+// (pretend nodes on one host), else hostname and boot id (a host name can
+// repeat across containers; a boot id does not).
+uint64_t node_identity(const Config &cfg) {
+    if (!cfg.node_id.empty()) return hash_str("id:" + cfg.node_id);
+    char host[256] = {};
+    (void)gethostname(host, sizeof(host) - 1);
+    std::string id = std::string("host:") + host;
+    if (FILE *f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+        char boot[64] = {};
+        if (std::fgets(boot, sizeof(boot), f) != nullptr) id += std::string("/") + boot;
+        std::fclose(f);
+    }
+    return hash_str(id);
+}
+
+bool wants(const Config &cfg, const char *name) {
+    const std::string &l = cfg.transports;
+    for (size_t i = 0; i <= l.size();) {
+        size_t j = l.find(',', i);
+        if (j == std::string::npos) j = l.size();
+        if (l.compare(i, j - i, name) == 0) return true;
+        i = j + 1;
+    }
+    return false;
+}
+
+// Round one: every rank's record; rank 0's random draw is the job's key.
 rdmx_status_t exchange_records(Ctx *c, const BootRecord &mine, std::vector<BootRecord> *all) {
     all->resize(static_cast<size_t>(c->size));
     rdmx_status_t st = c->boot->allgather(&mine, all->data(), sizeof(mine));
@@ -38,29 +67,134 @@ rdmx_status_t exchange_records(Ctx *c, const BootRecord &mine, std::vector<BootR
     return RDMX_OK;
 }
 
-// Opens rc, exchanges addresses and connects the full mesh; every other
-// rank's lane is rc, ours is self.
-rdmx_status_t open_lanes(Ctx *c) {
-    RcParams rp;
-    rp.cfg = &c->cfg;
-    rp.rank = c->rank;
-    rp.size = c->size;
-    rp.local_rank = c->boot->local_rank();
-    rp.eager_limit = c->eager_limit;
-    rdmx_status_t st = rc_open(rp, c, &c->rc);
-    if (st != RDMX_OK) return st;
-    BootRecord mine{c->rc->address(), wire::kVersion, {0, 0, 0}, random_u64()};
-    std::vector<BootRecord> all;
-    if ((st = exchange_records(c, mine, &all)) != RDMX_OK) return st;
+// Opens our segment (a failure only costs us the sm lane: rc carries those
+// peers instead, if it may) and fills our round-one record.
+rdmx_status_t open_sm(Ctx *c, BootRecord *mine) {
+    SmParams sp;
+    sp.rank = c->rank;
+    sp.size = c->size;
+    sp.eager_limit = c->eager_limit;
+    sp.slots = c->cfg.sm_slots;
+    sp.peer_timeout = c->cfg.peer_timeout;
+    sp.cma = c->cfg.sm_cma == Config::SmCmaMode::kOn    ? SmCma::kOn
+             : c->cfg.sm_cma == Config::SmCmaMode::kOff ? SmCma::kOff
+                                                         : SmCma::kAuto;
+    sp.cma_thresh = c->cfg.sm_cma_thresh;
+    sp.rma_depth = c->cfg.rndv_reads;
+    if (SmTransport::open(sp, c, &c->sm) != RDMX_OK) {
+        RDMX_WARN("sm: shared memory unavailable (see above); ranks on this node use rc instead");
+        return RDMX_OK;
+    }
+    static_assert(sizeof(SmAddress) <= kSmAddressMax);
+    const SmAddress a = c->sm->address();
+    std::memcpy(mine->sm, &a, sizeof(a));
+    mine->lanes |= kLaneSm;
+    return RDMX_OK;
+}
+
+// The lane of every pair, the same on both sides: sm when both offer it on
+// one node, else rc when both offer it; a pair with neither cannot talk.
+rdmx_status_t choose_lanes(Ctx *c, const std::vector<BootRecord> &all, std::vector<uint8_t> *rc_peers) {
+    rc_peers->assign(all.size(), 0);
+    for (size_t i = 0; i < all.size(); ++i)
+        for (size_t j = i + 1; j < all.size(); ++j) {
+            const bool sm = (all[i].lanes & all[j].lanes & kLaneSm) != 0 && all[i].node == all[j].node;
+            const bool rc = !sm && (all[i].lanes & all[j].lanes & kLaneRc) != 0;
+            if (!sm && !rc && (static_cast<int>(i) == c->rank || static_cast<int>(j) == c->rank)) {
+                const size_t other = static_cast<int>(i) == c->rank ? j : i;
+                RDMX_ERROR("init: no transport reaches rank %zu from rank %d: %s (RDMX_TRANSPORTS=%s here; rc needs "
+                           "both ranks to allow it, sm one node)", other, c->rank,
+                           all[i].node == all[j].node ? "same node, no common transport" : "another node, rc not allowed",
+                           c->cfg.transports.c_str());
+                return RDMX_ERR_CONNECT;
+            }
+            if (rc && static_cast<int>(i) == c->rank) (*rc_peers)[j] = 1;
+            if (rc && static_cast<int>(j) == c->rank) (*rc_peers)[i] = 1;
+            if (sm && static_cast<int>(i) == c->rank) c->peers[j].t = c->sm.get();
+            if (sm && static_cast<int>(j) == c->rank) c->peers[i].t = c->sm.get();
+        }
+    return RDMX_OK;
+}
+
+rdmx_status_t connect_sm(Ctx *c, const std::vector<BootRecord> &all) {
+    if (!c->sm) return RDMX_OK;
+    std::vector<SmPeer> locals;
+    for (size_t r = 0; r < all.size(); ++r)
+        if (c->peers[r].t == c->sm.get() || static_cast<int>(r) == c->rank) {
+            SmPeer p{static_cast<int>(r), {}};
+            std::memcpy(&p.addr, all[r].sm, sizeof(p.addr));
+            locals.push_back(p);
+        }
+    if (locals.size() == 1) {  // nobody to share with: no sm lane
+        c->sm.reset();
+        return RDMX_OK;
+    }
+    if (rdmx_status_t st = c->sm->connect(locals)) return st;
+    c->transports.push_back(c->sm.get());
+    RDMX_INFO("sm: %zu ranks on this node share memory%s%s", locals.size(),
+              c->sm->cma_enabled() ? "" : "; no CMA: ", c->sm->cma_off_reason());
+    return RDMX_OK;
+}
+
+// Round two, after sm connected (it doubles as the barrier after which a
+// rank may close what its local peers mapped): rc addresses, and whether
+// each rank's device opened. A device that failed anywhere fails the job
+// everywhere, the same way, rather than leaving ranks waiting to connect.
+rdmx_status_t open_rc(Ctx *c, const std::vector<uint8_t> &rc_peers) {
+    RcRecord mine{};
+    rdmx_status_t mine_st = RDMX_OK;
+    const bool need = std::find(rc_peers.begin(), rc_peers.end(), 1) != rc_peers.end();
+    if (need) {
+        RcParams rp;
+        rp.cfg = &c->cfg;
+        rp.rank = c->rank;
+        rp.size = c->size;
+        rp.local_rank = c->boot->local_rank();
+        rp.eager_limit = c->eager_limit;
+        mine_st = rc_open(rp, c, &c->rc);
+        if (mine_st == RDMX_OK) mine.addr = c->rc->address();
+        else mine.failed = 1;
+    }
+    std::vector<RcRecord> all(static_cast<size_t>(c->size));
+    if (rdmx_status_t st = c->boot->allgather(&mine, all.data(), sizeof(mine))) return st;
+    if (mine_st != RDMX_OK) return mine_st;
+    for (size_t r = 0; r < all.size(); ++r)
+        if (all[r].failed) {
+            RDMX_ERROR("init: rank %zu could not open its RDMA device (its log says why): the job cannot connect", r);
+            return RDMX_ERR_CONNECT;
+        }
+    if (!need) return RDMX_OK;
     std::vector<RcAddr> addrs(all.size());
-    std::vector<uint8_t> serve(all.size(), 1);
-    for (size_t r = 0; r < all.size(); ++r) addrs[r] = all[r].rc;
-    serve[static_cast<size_t>(c->rank)] = 0;
-    if ((st = c->rc->connect(addrs, serve, c->job_key, &c->connect_seconds)) != RDMX_OK) return st;
+    for (size_t r = 0; r < all.size(); ++r) addrs[r] = all[r].addr;
+    if (rdmx_status_t st = c->rc->connect(addrs, rc_peers, c->job_key, &c->connect_seconds)) return st;
     c->transports.push_back(c->rc.get());
     for (size_t r = 0; r < all.size(); ++r)
-        if (serve[r]) c->peers[r].t = c->rc.get();
-    RDMX_INFO("full mesh of %d ranks up in %.3f s", c->size, c->connect_seconds);
+        if (rc_peers[r]) c->peers[r].t = c->rc.get();
+    return RDMX_OK;
+}
+
+// Both rounds of the bootstrap, and every lane connected.
+rdmx_status_t open_lanes(Ctx *c) {
+    BootRecord mine{};
+    mine.version = wire::kVersion;
+    mine.job_key_candidate = random_u64();
+    mine.node = node_identity(c->cfg);
+    if (wants(c->cfg, "rc")) mine.lanes |= kLaneRc;
+    if (wants(c->cfg, "sm")) (void)open_sm(c, &mine);
+    std::vector<BootRecord> all;
+    rdmx_status_t st = exchange_records(c, mine, &all);
+    if (st != RDMX_OK) return st;
+    std::vector<uint8_t> rc_peers;
+    if ((st = choose_lanes(c, all, &rc_peers)) != RDMX_OK) return st;
+    if ((st = connect_sm(c, all)) != RDMX_OK) return st;
+    if ((st = open_rc(c, rc_peers)) != RDMX_OK) return st;
+    size_t n_sm = 0, n_rc = 0;
+    for (const Peer &p : c->peers) {
+        n_sm += p.t != nullptr && p.t->kind() == TransportKind::kSm;
+        n_rc += p.t != nullptr && p.t->kind() == TransportKind::kRc;
+    }
+    RDMX_INFO("lanes of %d ranks up: %zu peer(s) over sm, %zu over rc (full mesh in %.3f s)", c->size, n_sm, n_rc,
+              c->connect_seconds);
     return RDMX_OK;
 }
 

@@ -17,6 +17,7 @@
 #include "core/ilist.h"
 #include "protocols/request.h"
 #include "transport/rc.h"
+#include "transport/sm.h"
 #include "transport/transport.h"
 
 namespace rdmx {
@@ -78,8 +79,9 @@ struct rdmx_context final : rdmx::TransportSink {
 
     // Transports, in creation order (destroyed in reverse), and the lane of
     // each peer.
-    std::unique_ptr<rdmx::Rc> rc;
     std::unique_ptr<rdmx::Transport> self_lane;
+    std::unique_ptr<rdmx::SmTransport> sm;
+    std::unique_ptr<rdmx::Rc> rc;
     std::vector<rdmx::Transport *> transports;
     std::vector<rdmx::Peer> peers;
     size_t eager_limit = 0;

@@ -52,9 +52,11 @@ static void lose_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason, b
     if (p.error == 0) p.error = why;
     if (!p.failed) {
         p.failed = true;
-        RDMX_WARN("peer %d (%s) lost: %s; its operations fail with \"%s\"", peer,
-                  p.t != nullptr ? p.t->peer_addr(peer) : "no lane", reason,
-                  rdmx_strerror(static_cast<rdmx_status_t>(p.error)));
+        // While we finalize, peers finishing too is the normal course.
+        const LogLevel level = c->finalized.load(std::memory_order_relaxed) ? LogLevel::kDebug : LogLevel::kWarn;
+        RDMX_LOG(level, "peer %d (%s) lost: %s; its operations fail with \"%s\"", peer,
+                 p.t != nullptr ? p.t->peer_addr(peer) : "no lane", reason,
+                 rdmx_strerror(static_cast<rdmx_status_t>(p.error)));
         if (close && p.t != nullptr) p.t->close_peer(peer, static_cast<rdmx_status_t>(p.error));
         note_change(c);
     }

@@ -1,19 +1,51 @@
-# rdmx_mpi_test(NAME <n> NP <np> COMMAND <exe> [args...] [TIMEOUT s] [LABELS l...] [ENV k=v...])
+# rdmx_mpi_test(NAME <n> NP <np> COMMAND <exe> [args...] [TIMEOUT s] [LABELS l...] [ENV k=v...] [SM] [MIXED])
 # Adds a ctest that runs <exe> under Open MPI's mpirun with <np> ranks.
 # Verbs tests get the "verbs" label: they need an RDMA device (the Soft-RoCE
 # guest provides one) and are skipped (ctest exit 77 -> SKIP) without one.
+# They run over rc alone (RDMX_TRANSPORTS=rc,self): every rank of the guest
+# shares one node, where shared memory would carry them otherwise.
+#   SM     the same test also runs natively over shared memory, no device
+#          needed: sm.<name without "verbs.">, labels "sm" plus the others
+#          but verbs; the verbs one gets the label "twin".
+#   MIXED  and in the guest on pretend nodes of two ranks each
+#          (tests/verbs/pretend_nodes.sh): pairs on a node use sm, the others
+#          rc. mixed.<name without "verbs.">, labels verbs and mixed.
 set(RDMX_MPIRUN ${MPIEXEC_EXECUTABLE})
 # Sanitizer runtimes read these; harmless in other builds.
 set(RDMX_SAN_ENV "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/sanitizers/lsan.supp:print_suppressions=0"
     "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 set(RDMX_MPIRUN_FLAGS --oversubscribe --bind-to none --mca btl self,tcp --mca pml ob1
     --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
+set(RDMX_PRETEND_NODES ${CMAKE_CURRENT_LIST_DIR}/verbs/pretend_nodes.sh)
 function(rdmx_mpi_test)
-  cmake_parse_arguments(T "" "NAME;NP;TIMEOUT" "COMMAND;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(T "SM;MIXED" "NAME;NP;TIMEOUT" "COMMAND;LABELS;ENV" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
+  set(env "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;${RDMX_SAN_ENV}")
+  set(labels ${T_LABELS})
+  set(rc_env)
+  if("verbs" IN_LIST T_LABELS)
+    set(rc_env "RDMX_TRANSPORTS=rc,self")
+    if(T_SM)
+      list(APPEND labels twin)
+    endif()
+  endif()
   add_test(NAME ${T_NAME} COMMAND ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS} -np ${T_NP} ${T_COMMAND})
   set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77
-    LABELS "${T_LABELS}" ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;${RDMX_SAN_ENV};${T_ENV}")
+    LABELS "${labels}" ENVIRONMENT "${env};${rc_env};${T_ENV}")
+  string(REGEX REPLACE "^verbs\\." "" base ${T_NAME})
+  if(T_SM)
+    set(sm_labels ${T_LABELS})
+    list(REMOVE_ITEM sm_labels verbs)
+    add_test(NAME sm.${base} COMMAND ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS} -np ${T_NP} ${T_COMMAND})
+    set_tests_properties(sm.${base} PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77
+      LABELS "sm;${sm_labels}" ENVIRONMENT "${env};RDMX_TRANSPORTS=sm,self;${T_ENV}")
+  endif()
+  if(T_MIXED)
+    add_test(NAME mixed.${base} COMMAND ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS} -np ${T_NP} ${RDMX_PRETEND_NODES} 2
+             ${T_COMMAND})
+    set_tests_properties(mixed.${base} PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77
+      LABELS "verbs;mixed" ENVIRONMENT "${env};${T_ENV}")
+  endif()
 endfunction()
