@@ -187,7 +187,8 @@ void rndv_on_fin(Ctx *c, int peer, const wire::MsgHdr &h, const wire::FinBody &f
 void rndv_post_ctrl(Ctx *c, int peer);
 void rndv_drop_ctrl(Ctx *c, int peer);
 void rndv_issue(Ctx *c, int peer);
-void rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why);
+// Fails the transfers with `peer`; returns how many requests it completed.
+size_t rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why);
 void rndv_revoke(Ctx *c, int peer, rdmx_request *r);
 // ahead: may go before messages already queued (the one at their head is being sent).
 void rndv_send_ctrl(Ctx *c, int peer, wire::MsgType type, uint64_t length, uint64_t cookie, const void *body,

@@ -47,31 +47,49 @@ static void issue_waiting(Ctx *c) {
 // Everything waiting on a lost peer fails with the first cause; `close`:
 // the engine found it (its transport closes the connection), else the
 // transport reported it.
-static void lose_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason, bool close) {
+// Fails everything waiting on `peer` with `why`; returns how many requests.
+static size_t fail_requests_of(Ctx *c, int peer, rdmx_status_t why) {
     Peer &p = peer_of(c, peer);
-    if (p.error == 0) p.error = why;
-    if (!p.failed) {
-        p.failed = true;
-        // While we finalize, peers finishing too is the normal course.
-        const LogLevel level = c->finalized.load(std::memory_order_relaxed) ? LogLevel::kDebug : LogLevel::kWarn;
-        RDMX_LOG(level, "peer %d (%s) lost: %s; its operations fail with \"%s\"", peer,
-                 p.t != nullptr ? p.t->peer_addr(peer) : "no lane", reason,
-                 rdmx_strerror(static_cast<rdmx_status_t>(p.error)));
-        if (close && p.t != nullptr) p.t->close_peer(peer, static_cast<rdmx_status_t>(p.error));
-        note_change(c);
+    size_t n = 0;
+    while (ListNode *node = p.pending.pop_front()) {
+        req_complete(c, container_of<rdmx_request, &rdmx_request::link>(node), why);
+        ++n;
     }
-    why = static_cast<rdmx_status_t>(p.error);  // the first cause names every later failure
-    while (ListNode *n = p.pending.pop_front()) req_complete(c, container_of<rdmx_request, &rdmx_request::link>(n), why);
-    rndv_fail_peer(c, peer, why);
+    n += rndv_fail_peer(c, peer, why);
     // Receives naming this peer can never match now; wildcards stay posted.
     c->matcher.for_each_posted([&](PostedEntry *pe) {
         if (pe->bits.source == peer) {
             c->matcher.cancel(pe);
             req_complete(c, static_cast<rdmx_request *>(pe), why);
+            ++n;
         }
     });
+    return n;
+}
+
+// A lost peer: everything waiting on it fails with the first cause. The loss
+// is a warning when it cost operations (or broke the protocol); a peer
+// leaving with nothing outstanding (it finished first) is news, not trouble,
+// and while we finalize ourselves it is the normal course.
+static void lose_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason, bool close) {
+    Peer &p = peer_of(c, peer);
+    if (p.error == 0) p.error = why;
+    const bool first = !p.failed;
+    if (first) {
+        p.failed = true;
+        if (close && p.t != nullptr) p.t->close_peer(peer, static_cast<rdmx_status_t>(p.error));
+        note_change(c);
+    }
+    why = static_cast<rdmx_status_t>(p.error);  // the first cause names every later failure
+    const size_t failed = fail_requests_of(c, peer, why);
     // A peer that broke the protocol: what it sent before is not trusted either.
     if (why == RDMX_ERR_PROTOCOL) drop_unexpected_of(c, peer);
+    if (!first) return;
+    const LogLevel level = c->finalized.load(std::memory_order_relaxed) ? LogLevel::kDebug
+                           : failed > 0 || why != RDMX_ERR_PEER_LOST     ? LogLevel::kWarn
+                                                                        : LogLevel::kInfo;
+    RDMX_LOG(level, "peer %d (%s) lost: %s; %zu pending operation(s) and any later ones fail with \"%s\"", peer,
+             p.t != nullptr ? p.t->peer_addr(peer) : "no lane", reason, failed, rdmx_strerror(why));
 }
 
 void fail_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason) { lose_peer(c, peer, why, reason, true); }

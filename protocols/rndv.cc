@@ -313,8 +313,9 @@ void rndv_watchdog(Ctx *c) {
     }
 }
 
-// Completes (and forgets) every transfer in `m` that involves `peer`.
-static void fail_transfers(Ctx *c, std::unordered_map<uint64_t, rdmx_request *> &m, int peer, rdmx_status_t why) {
+// Completes (and forgets) every transfer in `m` that involves `peer`; how many.
+static size_t fail_transfers(Ctx *c, std::unordered_map<uint64_t, rdmx_request *> &m, int peer, rdmx_status_t why) {
+    size_t n = 0;
     for (auto it = m.begin(); it != m.end();) {
         if (it->second->peer != peer) {
             ++it;
@@ -323,7 +324,9 @@ static void fail_transfers(Ctx *c, std::unordered_map<uint64_t, rdmx_request *> 
         unlink_req(it->second);
         req_complete(c, it->second, why);
         it = m.erase(it);
+        ++n;
     }
+    return n;
 }
 
 // Delivered (FIN or PutFin seen) but never revoked: the transfer itself
@@ -342,12 +345,11 @@ static void fail_revocations(Ctx *c, int peer) {
     }
 }
 
-void rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why) {
+size_t rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why) {
     rndv_drop_ctrl(c, peer);
     fail_revocations(c, peer);
-    fail_transfers(c, c->rndv_sends, peer, why);
-    fail_transfers(c, c->rndv_puts, peer, why);
-    fail_transfers(c, c->rndv_xfers, peer, why);
+    return fail_transfers(c, c->rndv_sends, peer, why) + fail_transfers(c, c->rndv_puts, peer, why) +
+           fail_transfers(c, c->rndv_xfers, peer, why);
 }
 
 }  // namespace rdmx

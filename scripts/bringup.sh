@@ -38,14 +38,22 @@ dev="${RDMX_DEVICE:-}"
 # all-pairs check covers reachability and data, and the summary says so;
 # real fabrics keep 0.8.
 extra=()
+# Every rank of the guest sits on one node, where shared memory would carry
+# every pair: the bring-up is there to test the RDMA path, so rc carries
+# them (on a real cluster, pairs on one node use sm and are reported so).
+lanes="${RDMX_TRANSPORTS:-}"
 if [ ! -d /sys/class/infiniband ]; then
   extra=(--quick --flag-fraction 0 --note "this is a self-test in an emulated guest; speed verdicts are off")
+  [ -z "$lanes" ] && lanes="rc,self"
 fi
+lane_env=()
+[ -n "$lanes" ] && lane_env=(RDMX_TRANSPORTS="$lanes")
 # The command runs in this directory (the guest shares the host's files), so
 # relative output paths land where the user asked; arguments pass as words.
 cmd=("$top/scripts/vm/run.sh" --timeout "${RDMX_VM_TIMEOUT:-1800}" --
   bash -c 'ulimit -l unlimited; exec "$@"' bringup
-  env RDMX_DEVICE="$dev" mpirun --allow-run-as-root --oversubscribe --bind-to none -x RDMX_DEVICE -np "$np"
+  env RDMX_DEVICE="$dev" "${lane_env[@]}" mpirun --allow-run-as-root --oversubscribe --bind-to none -x RDMX_DEVICE
+  ${lanes:+-x RDMX_TRANSPORTS} -np "$np"
   "$bdir/bench/rdmx-bench" bringup --verify "${extra[@]}" "${bench_args[@]}")
 if [ "$dry" = 1 ]; then
   printf '%q\n' "${cmd[@]}"

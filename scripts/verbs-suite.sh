@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
 # Runs the verbs suites where verbs work (called inside the Soft-RoCE guest
 # by scripts/test.sh, or directly on a host with an RDMA device):
-#   BUILD      every test labelled "verbs";
-#   ASAN_BUILD the engine's whole verbs suite under ASan + UBSan: every
-#              test labelled p2p (bring-up, eager, rendezvous, registration
-#              cache, matching, truncation, probe, cancel, threads, flow
-#              control, overlap, soak, bootstrap, hostile peers, peer death,
-#              async events) or fault (device removal, link down, address
-#              change);
+#   BUILD      every test labelled "verbs": the engine over rc alone, and on
+#              pretend nodes (label mixed: pairs on a node over sm, the
+#              others over rc);
+#   ASAN_BUILD under ASan + UBSan, the engine tests whose subject is rc
+#              (labels p2p or fault, without the label twin): hostile peers,
+#              flow control, exposure, the send ring, async events, device
+#              removal, link down, address change. The tests with a shared-
+#              memory twin (label twin: matching, eager, rendezvous, probe,
+#              cancel, threads, soak, peer death, ...) run under both
+#              sanitizers natively instead (scripts/test.sh, label sm);
 #   TSAN_BUILD the same under TSan.
-# The layers above the engine are left to the main run, for CI time (the
-# whole verbs label under ASan took 31 min of guest time): the collectives
-# against Open MPI on the engine (the collectives' own code runs under ASan
-# natively, over the MPI shim: scripts/test.sh), the benchmarks' --verify
-# runs (the benchmark is not built in the sanitizer trees), the examples
-# (built by the user's compiler against an installed library) and "big" (a
-# >2 GiB message: the guest's memory, doubled by the shadow).
+# The layers above the engine are left to the main run, for CI time: the
+# collectives against Open MPI on the engine, the benchmarks' --verify runs
+# (the benchmark is not built in the sanitizer trees), the examples (built
+# by the user's compiler against an installed library) and "big" (a >2 GiB
+# message: the guest's memory, doubled by the shadow).
 # Repetition and message counts are shrunk (RDMX_TEST_SHRINK) and the soak
 # is shorter; every case still makes its point (see docs/testing.md).
 # Prints ctest's summary for each; exits nonzero if any failed.
@@ -50,7 +51,7 @@ san() {  # name dir extra-env...: one sanitizer run in a subshell with its envir
   local name=$1 dir=$2; shift 2
   [ -n "$dir" ] || return 0
   # shellcheck disable=SC2163  # "$@" holds NAME=value words
-  (export "${san_env[@]}" "$@"; run "$name" "$dir" -L 'p2p|fault' --timeout 900; exit $rc) || rc=1
+  (export "${san_env[@]}" "$@"; run "$name" "$dir" -L 'p2p|fault' -LE twin --timeout 900; exit $rc) || rc=1
 }
 san asan "${ASAN_BUILD:-}" ASAN_OPTIONS=fast_unwind_on_malloc=0
 san tsan "${TSAN_BUILD:-}"

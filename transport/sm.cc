@@ -423,16 +423,18 @@ int SmTransport::poll_ring(Peer &pe) {
 
 // ---- progress, liveness --------------------------------------------------------
 
+// A peer that exited or closed its side (it finalized) sent what is in its
+// ring before that: delivered first, as rc delivers completions queued
+// before a disconnect. (The engine logs the loss; once is enough.)
 void SmTransport::housekeep(Peer &pe, double now) {
     pollfd pf{pe.pidfd, POLLIN, 0};
-    if (::poll(&pf, 1, 0) > 0) {
-        RDMX_WARN("sm: rank %d (%s) exited", pe.rank, pe.name);
-        fail(pe, RDMX_ERR_PEER_LOST, "process exited");
-        return;
-    }
     auto *closed = reinterpret_cast<SegClosed *>(pe.seg + sizeof(SegInfo) + sizeof(SegLive));
-    if (closed->closed[my_idx_].load(std::memory_order_acquire) != 0) {
-        fail(pe, RDMX_ERR_PEER_LOST, "peer closed its connection to us");
+    const bool exited = ::poll(&pf, 1, 0) > 0;
+    if (exited || closed->closed[my_idx_].load(std::memory_order_acquire) != 0) {
+        while (pe.state == PeerState::kUp && poll_ring(pe) > 0) {
+        }
+        if (pe.state == PeerState::kUp)
+            fail(pe, RDMX_ERR_PEER_LOST, exited ? "process exited" : "peer closed its connection to us");
         return;
     }
     if (std::memcmp(pe.seg, &pe.info, sizeof(SegInfo)) != 0) {
