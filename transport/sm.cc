@@ -294,7 +294,9 @@ bool SmTransport::ring_room(Peer &pe, uint32_t need) {
                   static_cast<unsigned long long>(pe.out_head), pe.lay.nslots);
         return false;
     }
-    return pe.lay.nslots - used >= need;
+    // Remember a refusal: arm() must not sleep through the room coming back.
+    pe.out_blocked = pe.lay.nslots - used < need;
+    return !pe.out_blocked;
 }
 
 bool SmTransport::can_send(int peer, size_t body_len, bool ctrl, unsigned extra) {
@@ -351,12 +353,13 @@ bool SmTransport::send(int peer, const MsgOut &m, bool ctrl) {
 
 void SmTransport::give_back(Peer &pe, uint64_t slot) {
     pe.held[slot % lay_.nslots] = 0;
-    bool moved = false;
-    while (pe.in_tail < pe.in_next && pe.held[pe.in_tail % lay_.nslots] == 0) {
-        ++pe.in_tail;
-        moved = true;
-    }
-    if (moved) pe.in_ring->tail.store(pe.in_tail, std::memory_order_release);
+    const uint64_t old_tail = pe.in_tail;
+    while (pe.in_tail < pe.in_next && pe.held[pe.in_tail % lay_.nslots] == 0) ++pe.in_tail;
+    if (pe.in_tail == old_tail) return;
+    pe.in_ring->tail.store(pe.in_tail, std::memory_order_release);
+    // A sender that found the ring full (for data: all but the control slot)
+    // may be asleep waiting for room: wake it like an arrival would.
+    if (pe.state == PeerState::kUp && pe.in_seen - old_tail + 1 >= lay_.nslots) wake(pe);
 }
 
 void SmTransport::release(int peer, uint64_t token) {
@@ -384,6 +387,7 @@ int SmTransport::poll_ring(Peer &pe) {
                   static_cast<unsigned long long>(pe.in_tail + lay_.nslots));
         return 0;
     }
+    pe.in_seen = head;
     int n = 0;
     while (pe.in_next < head && n < kPollBudget && pe.state == PeerState::kUp) {
         const uint64_t slot = pe.in_next;
@@ -466,6 +470,7 @@ bool SmTransport::pending_work() {
     for (Peer &pe : peers_) {
         if (pe.state != PeerState::kUp) continue;
         if (pe.in_ring->head.load(std::memory_order_acquire) != pe.in_next) return true;
+        if (pe.out_blocked && ring_room(pe, 2)) return true;  // the receiver gave slots back
         if (!pe.ops.empty() || pe.served.active) return true;  // copies poll their chunks
     }
     return false;

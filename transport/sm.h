@@ -145,11 +145,13 @@ private:
         char *out_slots = nullptr;
         uint64_t out_head = 0;
         uint32_t send_seq = 0;
+        bool out_blocked = false;       // the last room check found the ring full
         // consumer side (the peer's ring in our segment)
         sm::RingCtl *in_ring = nullptr;
         char *in_slots = nullptr;
         uint64_t in_next = 0;           // next slot to read
         uint64_t in_tail = 0;           // slots given back
+        uint64_t in_seen = 0;           // the peer's head as last read (checked)
         uint32_t recv_seq = 0;
         std::vector<uint8_t> held;      // per slot: delivered and not yet released
         // RMA
