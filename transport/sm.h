@@ -27,7 +27,7 @@ struct SmParams {
     uint32_t max_locals = 0;          // rings in our segment; 0: min(size, 64)
     double peer_timeout = 30.0;       // a pipelined copy making no progress this long loses the peer
     SmCma cma = SmCma::kAuto;         // RDMX_SM_CMA
-    size_t cma_thresh = size_t{1} << 62;  // RDMX_SM_CMA_THRESH: get/put of at least this use CMA
+    size_t cma_thresh = 0;            // RDMX_SM_CMA_THRESH: get/put of at least this use CMA (when allowed)
     uint32_t stage_chunk = 256u << 10;    // pipelined copy chunk
     size_t rma_chunk = 4u << 20;          // largest single get/put
     uint32_t rma_depth = 8;               // gets/puts in flight per peer
