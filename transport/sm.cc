@@ -287,15 +287,18 @@ void SmTransport::report_failures() {
 // Free slots in our ring in the peer's segment; the tail is the peer's to
 // write, so it is checked like wire bytes.
 bool SmTransport::ring_room(Peer &pe, uint32_t need) {
+    // The tail is re-read only when the last value read leaves too little
+    // room: one shared-line read per ring-full of messages, not per message.
+    if (pe.lay.nslots - (pe.out_head - pe.out_tail) >= need) return true;
     const uint64_t tail = pe.out_ring->tail.load(std::memory_order_acquire);
-    const uint64_t used = pe.out_head - tail;
-    if (tail > pe.out_head || used > pe.lay.nslots) {
-        violation(pe, "ring tail %llu outside [head %llu - %u, head]", static_cast<unsigned long long>(tail),
-                  static_cast<unsigned long long>(pe.out_head), pe.lay.nslots);
+    if (tail > pe.out_head || tail < pe.out_tail || pe.out_head - tail > pe.lay.nslots) {
+        violation(pe, "ring tail %llu outside [%llu, head %llu]", static_cast<unsigned long long>(tail),
+                  static_cast<unsigned long long>(pe.out_tail), static_cast<unsigned long long>(pe.out_head));
         return false;
     }
+    pe.out_tail = tail;
     // Remember a refusal: arm() must not sleep through the room coming back.
-    pe.out_blocked = pe.lay.nslots - used < need;
+    pe.out_blocked = pe.lay.nslots - (pe.out_head - tail) < need;
     return !pe.out_blocked;
 }
 
@@ -351,11 +354,19 @@ bool SmTransport::send(int peer, const MsgOut &m, bool ctrl) {
     return post_slot(*pe, SlotKind::kMsg, &h, sizeof(h), m.body, m.body_len);
 }
 
-void SmTransport::give_back(Peer &pe, uint64_t slot) {
+// Marks a slot free and advances the tail over the freed prefix; the tail
+// is published (and a sleeping sender woken) by publish_tail, once per
+// progress pass for slots given back during delivery.
+void SmTransport::give_back(Peer &pe, uint64_t slot, bool publish) {
     pe.held[slot % lay_.nslots] = 0;
-    const uint64_t old_tail = pe.in_tail;
     while (pe.in_tail < pe.in_next && pe.held[pe.in_tail % lay_.nslots] == 0) ++pe.in_tail;
-    if (pe.in_tail == old_tail) return;
+    if (publish) publish_tail(pe);
+}
+
+void SmTransport::publish_tail(Peer &pe) {
+    if (pe.in_tail == pe.in_published) return;
+    const uint64_t old_tail = pe.in_published;
+    pe.in_published = pe.in_tail;
     pe.in_ring->tail.store(pe.in_tail, std::memory_order_release);
     // A sender that found the ring full (for data: all but the control slot)
     // may be asleep waiting for room: wake it like an arrival would.
@@ -373,7 +384,7 @@ void SmTransport::release(int peer, uint64_t token) {
                   static_cast<unsigned long long>(slot), peer);
         return;
     }
-    give_back(*pe, slot);
+    give_back(*pe, slot, true);
 }
 
 // Delivers what the peer published in its ring to us, in order. Every value
@@ -407,7 +418,7 @@ int SmTransport::poll_ring(Peer &pe) {
                 violation(pe, "pipelined request: %s", shm_error_name(e));
             else
                 serve_request(pe, r);
-            give_back(pe, slot);
+            give_back(pe, slot, false);
             continue;
         }
         wire::MsgHdr h;
@@ -420,8 +431,9 @@ int SmTransport::poll_ring(Peer &pe) {
             return n;
         }
         ++pe.recv_seq;
-        if (!sink_->on_arrival(pe.rank, h, body, sh.len, token_of(pe.idx, slot))) give_back(pe, slot);
+        if (!sink_->on_arrival(pe.rank, h, body, sh.len, token_of(pe.idx, slot))) give_back(pe, slot, false);
     }
+    publish_tail(pe);
     return n;
 }
 

@@ -144,6 +144,7 @@ private:
         sm::RingCtl *out_ring = nullptr;
         char *out_slots = nullptr;
         uint64_t out_head = 0;
+        uint64_t out_tail = 0;          // the peer's tail as last read (checked)
         uint32_t send_seq = 0;
         bool out_blocked = false;       // the last room check found the ring full
         // consumer side (the peer's ring in our segment)
@@ -152,6 +153,7 @@ private:
         uint64_t in_next = 0;           // next slot to read
         uint64_t in_tail = 0;           // slots given back
         uint64_t in_seen = 0;           // the peer's head as last read (checked)
+        uint64_t in_published = 0;      // the tail as last stored for the peer
         uint32_t recv_seq = 0;
         std::vector<uint8_t> held;      // per slot: delivered and not yet released
         // RMA
@@ -179,7 +181,8 @@ private:
     bool post_slot(Peer &pe, sm::SlotKind kind, const void *a, size_t alen, const void *b, size_t blen);
     void wake(Peer &pe);
     int poll_ring(Peer &pe);
-    void give_back(Peer &pe, uint64_t slot);
+    void give_back(Peer &pe, uint64_t slot, bool publish);
+    void publish_tail(Peer &pe);
     void housekeep(Peer &pe, double now);
     // RMA (sm_rma.cc)
     bool use_cma(size_t len) const { return cma_enabled() && len >= p_.cma_thresh; }
