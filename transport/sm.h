@@ -191,6 +191,8 @@ private:
     bool queue_pipe(Peer &pe, bool put, char *local, uint64_t raddr, uint32_t key, size_t len, uint64_t id);
     void serve_request(Peer &pe, const sm::PipeReq &r);
     int pump_requester(Peer &pe, double now);
+    bool drain_get(Peer &pe, RmaOp &op, uint32_t total, int *n);
+    bool fill_put(Peer &pe, RmaOp &op, uint32_t total, int *n);
     int pump_served(Peer &pe);
     sm::ChunkCtl *chunk_ctl(char *seg, const sm::Layout &l, uint32_t ring, uint32_t c);
     void fail_ops(Peer &pe);
