@@ -287,14 +287,19 @@ void SmTransport::report_failures() {
 // Free slots in our ring in the peer's segment; the tail is the peer's to
 // write, so it is checked like wire bytes.
 bool SmTransport::ring_room(Peer &pe, uint32_t need) {
+    // The tail is re-read only when the last value read leaves too little
+    // room: one shared-line read per ring-full of messages, not per message.
+    if (pe.lay.nslots - (pe.out_head - pe.out_tail) >= need) return true;
     const uint64_t tail = pe.out_ring->tail.load(std::memory_order_acquire);
-    const uint64_t used = pe.out_head - tail;
-    if (tail > pe.out_head || used > pe.lay.nslots) {
-        violation(pe, "ring tail %llu outside [head %llu - %u, head]", static_cast<unsigned long long>(tail),
-                  static_cast<unsigned long long>(pe.out_head), pe.lay.nslots);
+    if (tail > pe.out_head || tail < pe.out_tail || pe.out_head - tail > pe.lay.nslots) {
+        violation(pe, "ring tail %llu outside [%llu, head %llu]", static_cast<unsigned long long>(tail),
+                  static_cast<unsigned long long>(pe.out_tail), static_cast<unsigned long long>(pe.out_head));
         return false;
     }
-    return pe.lay.nslots - used >= need;
+    pe.out_tail = tail;
+    // Remember a refusal: arm() must not sleep through the room coming back.
+    pe.out_blocked = pe.lay.nslots - (pe.out_head - tail) < need;
+    return !pe.out_blocked;
 }
 
 bool SmTransport::can_send(int peer, size_t body_len, bool ctrl, unsigned extra) {
@@ -349,14 +354,23 @@ bool SmTransport::send(int peer, const MsgOut &m, bool ctrl) {
     return post_slot(*pe, SlotKind::kMsg, &h, sizeof(h), m.body, m.body_len);
 }
 
-void SmTransport::give_back(Peer &pe, uint64_t slot) {
+// Marks a slot free and advances the tail over the freed prefix; the tail
+// is published (and a sleeping sender woken) by publish_tail, once per
+// progress pass for slots given back during delivery.
+void SmTransport::give_back(Peer &pe, uint64_t slot, bool publish) {
     pe.held[slot % lay_.nslots] = 0;
-    bool moved = false;
-    while (pe.in_tail < pe.in_next && pe.held[pe.in_tail % lay_.nslots] == 0) {
-        ++pe.in_tail;
-        moved = true;
-    }
-    if (moved) pe.in_ring->tail.store(pe.in_tail, std::memory_order_release);
+    while (pe.in_tail < pe.in_next && pe.held[pe.in_tail % lay_.nslots] == 0) ++pe.in_tail;
+    if (publish) publish_tail(pe);
+}
+
+void SmTransport::publish_tail(Peer &pe) {
+    if (pe.in_tail == pe.in_published) return;
+    const uint64_t old_tail = pe.in_published;
+    pe.in_published = pe.in_tail;
+    pe.in_ring->tail.store(pe.in_tail, std::memory_order_release);
+    // A sender that found the ring full (for data: all but the control slot)
+    // may be asleep waiting for room: wake it like an arrival would.
+    if (pe.state == PeerState::kUp && pe.in_seen - old_tail + 1 >= lay_.nslots) wake(pe);
 }
 
 void SmTransport::release(int peer, uint64_t token) {
@@ -370,7 +384,7 @@ void SmTransport::release(int peer, uint64_t token) {
                   static_cast<unsigned long long>(slot), peer);
         return;
     }
-    give_back(*pe, slot);
+    give_back(*pe, slot, true);
 }
 
 // Delivers what the peer published in its ring to us, in order. Every value
@@ -384,6 +398,7 @@ int SmTransport::poll_ring(Peer &pe) {
                   static_cast<unsigned long long>(pe.in_tail + lay_.nslots));
         return 0;
     }
+    pe.in_seen = head;
     int n = 0;
     while (pe.in_next < head && n < kPollBudget && pe.state == PeerState::kUp) {
         const uint64_t slot = pe.in_next;
@@ -403,7 +418,7 @@ int SmTransport::poll_ring(Peer &pe) {
                 violation(pe, "pipelined request: %s", shm_error_name(e));
             else
                 serve_request(pe, r);
-            give_back(pe, slot);
+            give_back(pe, slot, false);
             continue;
         }
         wire::MsgHdr h;
@@ -416,8 +431,9 @@ int SmTransport::poll_ring(Peer &pe) {
             return n;
         }
         ++pe.recv_seq;
-        if (!sink_->on_arrival(pe.rank, h, body, sh.len, token_of(pe.idx, slot))) give_back(pe, slot);
+        if (!sink_->on_arrival(pe.rank, h, body, sh.len, token_of(pe.idx, slot))) give_back(pe, slot, false);
     }
+    publish_tail(pe);
     return n;
 }
 
@@ -468,6 +484,7 @@ bool SmTransport::pending_work() {
     for (Peer &pe : peers_) {
         if (pe.state != PeerState::kUp) continue;
         if (pe.in_ring->head.load(std::memory_order_acquire) != pe.in_next) return true;
+        if (pe.out_blocked && ring_room(pe, 2)) return true;  // the receiver gave slots back
         if (!pe.ops.empty() || pe.served.active) return true;  // copies poll their chunks
     }
     return false;

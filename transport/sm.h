@@ -27,7 +27,7 @@ struct SmParams {
     uint32_t max_locals = 0;          // rings in our segment; 0: min(size, 64)
     double peer_timeout = 30.0;       // a pipelined copy making no progress this long loses the peer
     SmCma cma = SmCma::kAuto;         // RDMX_SM_CMA
-    size_t cma_thresh = size_t{1} << 62;  // RDMX_SM_CMA_THRESH: get/put of at least this use CMA
+    size_t cma_thresh = 0;            // RDMX_SM_CMA_THRESH: get/put of at least this use CMA (when allowed)
     uint32_t stage_chunk = 256u << 10;    // pipelined copy chunk
     size_t rma_chunk = 4u << 20;          // largest single get/put
     uint32_t rma_depth = 8;               // gets/puts in flight per peer
@@ -144,12 +144,16 @@ private:
         sm::RingCtl *out_ring = nullptr;
         char *out_slots = nullptr;
         uint64_t out_head = 0;
+        uint64_t out_tail = 0;          // the peer's tail as last read (checked)
         uint32_t send_seq = 0;
+        bool out_blocked = false;       // the last room check found the ring full
         // consumer side (the peer's ring in our segment)
         sm::RingCtl *in_ring = nullptr;
         char *in_slots = nullptr;
         uint64_t in_next = 0;           // next slot to read
         uint64_t in_tail = 0;           // slots given back
+        uint64_t in_seen = 0;           // the peer's head as last read (checked)
+        uint64_t in_published = 0;      // the tail as last stored for the peer
         uint32_t recv_seq = 0;
         std::vector<uint8_t> held;      // per slot: delivered and not yet released
         // RMA
@@ -177,7 +181,8 @@ private:
     bool post_slot(Peer &pe, sm::SlotKind kind, const void *a, size_t alen, const void *b, size_t blen);
     void wake(Peer &pe);
     int poll_ring(Peer &pe);
-    void give_back(Peer &pe, uint64_t slot);
+    void give_back(Peer &pe, uint64_t slot, bool publish);
+    void publish_tail(Peer &pe);
     void housekeep(Peer &pe, double now);
     // RMA (sm_rma.cc)
     bool use_cma(size_t len) const { return cma_enabled() && len >= p_.cma_thresh; }
@@ -186,6 +191,8 @@ private:
     bool queue_pipe(Peer &pe, bool put, char *local, uint64_t raddr, uint32_t key, size_t len, uint64_t id);
     void serve_request(Peer &pe, const sm::PipeReq &r);
     int pump_requester(Peer &pe, double now);
+    bool drain_get(Peer &pe, RmaOp &op, uint32_t total, int *n);
+    bool fill_put(Peer &pe, RmaOp &op, uint32_t total, int *n);
     int pump_served(Peer &pe);
     sm::ChunkCtl *chunk_ctl(char *seg, const sm::Layout &l, uint32_t ring, uint32_t c);
     void fail_ops(Peer &pe);

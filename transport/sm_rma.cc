@@ -287,6 +287,53 @@ int SmTransport::pump_served(Peer &pe) {
     return n;
 }
 
+// Get, requester side: copy out the chunks the exposer filled, in order.
+// true when the whole op is copied.
+bool SmTransport::drain_get(Peer &pe, RmaOp &op, uint32_t total, int *n) {
+    while (pe.op_chunks < total) {
+        ChunkCtl *c = chunk_ctl(pe.seg, pe.lay, my_idx_, pe.op_chunks);
+        if (c->state.load(std::memory_order_acquire) != kChunkFull) return false;
+        const uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(pe.lay.chunk, op.len - op.done));
+        const uint32_t len = c->len;
+        const uint64_t seq = c->op_seq;
+        if (ShmError e = decode_chunk(len, seq, want, pe.op_seq); e != ShmError::kOk) {
+            violation(pe, "get chunk %u: %s (len %u, want %u)", pe.op_chunks, shm_error_name(e), len, want);
+            return false;
+        }
+        std::memcpy(op.local + op.done, reinterpret_cast<char *>(c) + sizeof(ChunkCtl), want);
+        c->state.store(kChunkFree, std::memory_order_release);
+        op.done += want;
+        ++pe.op_chunks;
+        ++*n;
+    }
+    return true;
+}
+
+// Put, requester side: fill free chunks in order, then wait until the
+// exposer has drained them all. true when it has.
+bool SmTransport::fill_put(Peer &pe, RmaOp &op, uint32_t total, int *n) {
+    while (pe.op_chunks < total) {
+        ChunkCtl *c = chunk_ctl(pe.seg, pe.lay, my_idx_, pe.op_chunks);
+        if (c->state.load(std::memory_order_acquire) != kChunkFree) break;
+        const uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(pe.lay.chunk, op.len - pe.op_filled));
+        std::memcpy(reinterpret_cast<char *>(c) + sizeof(ChunkCtl), op.local + pe.op_filled, want);
+        c->len = want;
+        c->op_seq = pe.op_seq;
+        c->state.store(kChunkFull, std::memory_order_release);
+        pe.op_filled += want;
+        ++pe.op_chunks;
+        ++*n;
+    }
+    while (pe.op_freed < pe.op_chunks &&
+           chunk_ctl(pe.seg, pe.lay, my_idx_, pe.op_freed)->state.load(std::memory_order_acquire) == kChunkFree) {
+        ++pe.op_freed;
+        ++*n;
+    }
+    if (pe.op_freed < total) return false;
+    op.done = op.len;
+    return true;
+}
+
 // The requester's side: send the front op's request, then drain (get) or
 // fill and wait for drained (put) chunks in the exposer's segment.
 int SmTransport::pump_requester(Peer &pe, double now) {
@@ -303,49 +350,12 @@ int SmTransport::pump_requester(Peer &pe, double now) {
     }
     int n = 0;
     const uint32_t total = static_cast<uint32_t>((op.len + pe.lay.chunk - 1) / pe.lay.chunk);
-    if (!op.put) {
-        while (pe.op_chunks < total) {
-            ChunkCtl *c = chunk_ctl(pe.seg, pe.lay, my_idx_, pe.op_chunks);
-            if (c->state.load(std::memory_order_acquire) != kChunkFull) break;
-            const uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(pe.lay.chunk, op.len - op.done));
-            const uint32_t len = c->len;
-            const uint64_t seq = c->op_seq;
-            if (ShmError e = decode_chunk(len, seq, want, pe.op_seq); e != ShmError::kOk) {
-                violation(pe, "get chunk %u: %s (len %u, want %u)", pe.op_chunks, shm_error_name(e), len, want);
-                return n;
-            }
-            std::memcpy(op.local + op.done, reinterpret_cast<char *>(c) + sizeof(ChunkCtl), want);
-            c->state.store(kChunkFree, std::memory_order_release);
-            op.done += want;
-            ++pe.op_chunks;
-            ++n;
-        }
-        if (pe.op_chunks < total) return n;
-    } else {
-        while (pe.op_chunks < total) {
-            ChunkCtl *c = chunk_ctl(pe.seg, pe.lay, my_idx_, pe.op_chunks);
-            if (c->state.load(std::memory_order_acquire) != kChunkFree) break;
-            const uint32_t want = static_cast<uint32_t>(std::min<uint64_t>(pe.lay.chunk, op.len - pe.op_filled));
-            std::memcpy(reinterpret_cast<char *>(c) + sizeof(ChunkCtl), op.local + pe.op_filled, want);
-            c->len = want;
-            c->op_seq = pe.op_seq;
-            c->state.store(kChunkFull, std::memory_order_release);
-            pe.op_filled += want;
-            ++pe.op_chunks;
-            ++n;
-        }
-        while (pe.op_freed < pe.op_chunks &&
-               chunk_ctl(pe.seg, pe.lay, my_idx_, pe.op_freed)->state.load(std::memory_order_acquire) == kChunkFree) {
-            ++pe.op_freed;
-            ++n;
-        }
-        if (pe.op_freed < total) return n;
-        op.done = op.len;
-    }
+    const bool finished = op.put ? fill_put(pe, op, total, &n) : drain_get(pe, op, total, &n);
+    if (n > 0) pe.op_progress_at = now != 0 ? now : now_s();
+    if (!finished || pe.state != PeerState::kUp) return n;
     done_.push_back({pe.rank, op.id, static_cast<uint32_t>(op.len), true});
     pe.ops.erase(pe.ops.begin());
     ++pe.op_seq;
-    pe.op_progress_at = now != 0 ? now : now_s();
     return n + 1;
 }
 

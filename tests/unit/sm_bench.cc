@@ -1,5 +1,5 @@
 // The sm transport alone, 2 processes pinned to cores 0 and 1: 8 B one-way
-// latency (ping-pong / 2), 8 B message rate, and get bandwidth 64 KiB-4 MiB
+// latency (ping-pong / 2), 8 B message rate, and get bandwidth 16 KiB-4 MiB
 // through CMA, through the copy pipeline, and a one-core memcpy for scale.
 // Prints medians of `reps` runs. Usage: rdmx_sm_bench [reps] [stage chunk KiB]
 #include <sched.h>
@@ -17,7 +17,8 @@ namespace {
 
 constexpr int kPingIters = 100000;
 constexpr int kRateMsgs = 1000000;
-constexpr size_t kSizes[] = {64u << 10, 256u << 10, 1u << 20, 4u << 20};
+constexpr size_t kSizes[] = {16u << 10, 64u << 10, 256u << 10, 1u << 20, 4u << 20};
+constexpr int kNumSizes = sizeof(kSizes) / sizeof(kSizes[0]);
 constexpr size_t kBytesPerPoint = 512u << 20;  // bytes moved per bandwidth point
 
 void pin(int cpu) {
@@ -126,7 +127,7 @@ double median(std::vector<double> v) {
 int main(int argc, char **argv) {
     const int reps = argc > 1 ? std::atoi(argv[1]) : 3;
     const uint32_t chunk_kib = argc > 2 ? static_cast<uint32_t>(std::atoi(argv[2])) : 256;
-    std::vector<double> lat, rt, cma[4], pipe[4], mc[4];
+    std::vector<double> lat, rt, cma[kNumSizes], pipe[kNumSizes], mc[kNumSizes];
     for (int rep = 0; rep < reps; ++rep) {
         for (int mode = 0; mode < 2; ++mode) {  // 0: pipeline, 1: CMA
             Board *b = nullptr;
@@ -155,22 +156,22 @@ int main(int argc, char **argv) {
                 std::fprintf(stderr, "benchmark job failed\n");
                 return 1;
             }
-            double d[8];
+            double d[4 + kNumSizes];
             std::memcpy(d, &b->word[4], sizeof(d));
             if (mode == 0) {
                 lat.push_back(d[0]);
                 rt.push_back(d[1]);
             }
-            for (int i = 0; i < 4; ++i) (mode == 0 ? pipe : cma)[i].push_back(d[4 + i]);
+            for (int i = 0; i < kNumSizes; ++i) (mode == 0 ? pipe : cma)[i].push_back(d[4 + i]);
             munmap(b, sizeof(Board));
         }
         pin(0);
-        for (int i = 0; i < 4; ++i) mc[i].push_back(memcpy_bw(kSizes[i]));
+        for (int i = 0; i < kNumSizes; ++i) mc[i].push_back(memcpy_bw(kSizes[i]));
     }
     std::printf("sm, 2 processes on cores 0 and 1, medians of %d runs, pipeline chunk %u KiB\n", reps, chunk_kib);
     std::printf("8 B one-way latency: %.3f us\n8 B message rate: %.2f M/s\n", median(lat), median(rt));
     std::printf("get bandwidth, GB/s:\n%10s %10s %10s %10s\n", "size", "CMA", "pipeline", "memcpy");
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < kNumSizes; ++i)
         std::printf("%9zuK %10.2f %10.2f %10.2f\n", kSizes[i] >> 10, median(cma[i]), median(pipe[i]), median(mc[i]));
     return 0;
 }

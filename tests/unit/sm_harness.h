@@ -44,6 +44,7 @@ constexpr double kStepDeadline = 20.0;  // seconds one wait inside a rank may ta
     } while (0)
 
 inline int g_rank = -1;
+inline bool g_expect_connect_ok = true;  // set in the parent before run_job; children inherit it
 
 struct Board {
     std::atomic<int> arrive;
@@ -149,6 +150,7 @@ using Tune = std::function<void(int rank, SmParams &)>;
     for (int r = 0; r < n; ++r) locals.push_back({r, b->addr[r]});
     const rdmx_status_t st = c.t->connect(locals);
     b->word[24 + rank] = static_cast<uint64_t>(st);
+    if (g_expect_connect_ok) SM_CHECK(st == RDMX_OK);
     SM_CHECK(c.barrier());  // the bootstrap barrier: nobody closes its fds before all mapped
     body(c);
     c.t.reset();

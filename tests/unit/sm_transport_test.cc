@@ -539,11 +539,58 @@ TEST(SmTransport, SleepOnEventfdAndWakeBySender) {
 // connect, naming it.
 TEST(SmTransport, ConnectRefusesAForeignSegment) {
     Board *b = nullptr;
+    g_expect_connect_ok = false;
     auto r = run_job(2, [](Ctx &c) { SM_CHECK(c.barrier()); }, [](int rank, SmParams &p) {
         if (rank == 1) p.job_key = 0xbad;
     }, &b);
+    g_expect_connect_ok = true;
     expect_all_ok(r);
     EXPECT_EQ(static_cast<rdmx_status_t>(b->word[24]), RDMX_ERR_PROTOCOL);
     EXPECT_EQ(static_cast<rdmx_status_t>(b->word[25]), RDMX_ERR_PROTOCOL);
     munmap(b, sizeof(Board));
+}
+
+// 8 ranks on 2 cores, each sending to every other and sleeping on fds()
+// whenever it has nothing to do: everything arrives (sleepers are woken).
+TEST(SmTransport, EightRanksOnTwoCoresProgressWhileSleeping) {
+    constexpr int kRanks = 8, kPerPeer = 200;
+    auto r = run_job(kRanks, [](Ctx &c) {
+        const std::vector<char> body = body_of(64, static_cast<uint64_t>(c.rank));
+        int sent[kRanks] = {};
+        const size_t want = static_cast<size_t>(kPerPeer) * (kRanks - 1);
+        rdmx::Deadline d(kStepDeadline);
+        int sleeps = 0, timeouts = 0;
+        auto all_sent = [&] {
+            for (int p = 0; p < kRanks; ++p)
+                if (p != c.rank && sent[p] < kPerPeer) return false;
+            return true;
+        };
+        while (c.sink.arrivals.size() < want || !all_sent()) {
+            SM_CHECK(!d.expired());
+            int did = c.t->progress(true);
+            for (int p = 0; p < kRanks; ++p)
+                while (p != c.rank && sent[p] < kPerPeer && c.t->can_send(p, body.size(), false)) {
+                    SM_CHECK(c.t->send(p, eager(body, sent[p]++), false));
+                    ++did;
+                }
+            if (did == 0 && c.t->arm()) {  // idle: sleep until a sender wakes us (a lost wake-up costs 1 s)
+                pollfd pf[kRanks + 1];
+                const int n = c.t->fds(pf, kRanks + 1, true);
+                if (poll(pf, static_cast<nfds_t>(n), 1000) == 0) ++timeouts;  // nobody woke us
+                c.t->after_sleep();
+                ++sleeps;
+            }
+        }
+        int next[kRanks] = {};
+        for (auto &a : c.sink.arrivals) SM_CHECK(a.h.tag == next[a.peer]++ && a.body == body_of(64, a.peer));
+        SM_CHECK(c.sink.failed.empty());
+        std::fprintf(stderr, "rank %d: slept %d times, %d without a wake-up\n", c.rank, sleeps, timeouts);
+        // Every sleep had work pending on a peer, which must wake us. One
+        // sleep in a run has been seen to time out on a host loaded 5x beyond
+        // its cores (not root-caused); a lost wake-up per message would show
+        // as many (and breaking wake() makes the run miss its deadline).
+        SM_CHECK(timeouts <= 1);
+        SM_CHECK(c.barrier());
+    });
+    expect_all_ok(r);
 }
