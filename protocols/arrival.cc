@@ -26,7 +26,10 @@ void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data,
 // window per peer, however many zero-length messages or RTSs arrive; a peer
 // that sends on without credits is closed by its transport.
 // Returns true when the buffer is kept.
-static bool keep_unexpected(Ctx *c, int peer, const wire::MsgHdr &h, const char *body, uint64_t token) {
+// `d`: an RTS's descriptor as decoded (the bytes may sit in memory the peer
+// can still write: shared memory; they are read once, by the decoder).
+static bool keep_unexpected(Ctx *c, int peer, const wire::MsgHdr &h, const char *body, const wire::RndvDesc &d,
+                            uint64_t token) {
     auto *u = new Unexp;
     u->bits = {h.space, peer, h.tag};
     u->peer = peer;
@@ -36,7 +39,7 @@ static bool keep_unexpected(Ctx *c, int peer, const wire::MsgHdr &h, const char 
     const bool room = c->matcher.unexpected_count() < c->cfg.unexpected_max;
     const bool rts = u->type == wire::MsgType::kRts;
     bool kept = false;
-    if (rts) std::memcpy(&u->desc, body, sizeof(u->desc));
+    if (rts) u->desc = d;
     if (rts && room) {
         // the descriptor is all an RTS needs
     } else if (!rts && room && c->unexpected_bytes + h.length <= c->cfg.unexpected_limit) {
@@ -92,7 +95,7 @@ static bool on_message(Ctx *c, int peer, const wire::MsgHdr &h, const char *buf,
             return false;
         }
         PostedEntry *pe = c->matcher.match_arrival({h.space, peer, h.tag});
-        if (pe == nullptr) return keep_unexpected(c, peer, h, body, token);
+        if (pe == nullptr) return keep_unexpected(c, peer, h, body, d, token);
         auto *r = static_cast<rdmx_request *>(pe);
         if (rts) rndv_recv_start(c, r, peer, h.tag, d, h.cookie);
         else deliver_eager(c, r, peer, h.tag, body, h.length);
