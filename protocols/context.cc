@@ -215,6 +215,7 @@ rdmx_status_t context_init(Ctx *c, const rdmx_config_t *cfg) {
     c->self_lane = self_open(c->rank, c->eager_limit, c);
     c->transports.push_back(c->self_lane.get());
     c->peers[static_cast<size_t>(c->rank)].t = c->self_lane.get();
+    c->peers[static_cast<size_t>(c->rank)].self = true;
     if (c->size > 1) {
         if ((st = open_lanes(c)) != RDMX_OK) return st;
         c->transport = true;

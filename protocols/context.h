@@ -51,7 +51,8 @@ struct CtrlMsg {
 // and the protocol state that waits on that lane.
 struct Peer {
     Transport *t = nullptr;        // null for no lane (never connected)
-    bool failed = false;
+    bool self = false;             // t is the self lane (its arrivals are delivered at once)
+    bool failed = false;           // lost: told by its transport (on_peer_failed) or found by the engine
     int error = 0;                 // rdmx_status_t once failed: the first cause
     List pending;                  // sends waiting for room on the lane
     List rma;                      // transfers with gets/puts still to issue
@@ -222,10 +223,12 @@ inline rdmx_status_t peer_failure(const Peer &p) {
     return p.error != 0 ? static_cast<rdmx_status_t>(p.error) : RDMX_ERR_PEER_LOST;
 }
 inline Peer &peer_of(Ctx *c, int peer) { return c->peers[static_cast<size_t>(peer)]; }
-// The peer's lane can carry messages now.
+// The peer's lane can carry messages now. (Every connection a transport
+// loses is reported through on_peer_failed, so `failed` is the whole
+// answer: no call into the transport on the hot path.)
 inline bool peer_usable(Ctx *c, int peer) {
     const Peer &p = c->peers[static_cast<size_t>(peer)];
-    return !p.failed && p.t != nullptr && p.t->usable(peer);
+    return !p.failed && p.t != nullptr;
 }
 
 inline void note_app_call(Ctx *c) { c->app_calls.fetch_add(1, std::memory_order_relaxed); }

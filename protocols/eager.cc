@@ -128,7 +128,7 @@ bool post_msg(Ctx *c, int peer, wire::MsgType type, uint8_t space, int tag, uint
     const bool ok = p.t->send(peer, m, ctrl);
     // A send to ourselves arrives at once, as a message to a peer would
     // arrive while we wait: matched now, not at the next progress.
-    if (ok && p.t->kind() == TransportKind::kSelf) (void)p.t->progress(false);
+    if (ok && p.self) (void)p.t->progress(false);
     return ok;
 }
 

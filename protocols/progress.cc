@@ -147,11 +147,30 @@ void notify_waiters(Ctx *c) {
     c->wait_cv.notify_all();
 }
 
+// Descriptors to sleep on, gathered under the engine lock (a transport's
+// list changes as its peers fail): every transport's connection-event fds,
+// its data fds too when `data`, and the wake-up eventfd last when `wake`.
+struct SleepFds {
+    bool data = false;
+    bool wake = false;
+    nfds_t n = 0;
+    pollfd fds[kMaxSleepFds];
+};
+
+static void gather_fds(Ctx *c, SleepFds *s) {
+    int n = 0;
+    for (Transport *t : c->transports) n += t->fds(s->fds + n, kMaxSleepFds - 1 - n, s->data);
+    if (s->wake && c->wake_fd >= 0) s->fds[n++] = {c->wake_fd, POLLIN, 0};
+    s->n = static_cast<nfds_t>(n);
+}
+
 // With the engine lock held: progress, then release the lock and wake the
 // waiters whose requests completed. *stalled (if given): sends were queued.
-static int progress_unlock(Ctx *c, bool housekeeping, bool *stalled = nullptr) {
+// *sleep (if given): the descriptors to sleep on, gathered before unlocking.
+static int progress_unlock(Ctx *c, bool housekeeping, bool *stalled = nullptr, SleepFds *sleep = nullptr) {
     int n = progress_locked(c, housekeeping);
     if (stalled != nullptr) *stalled = !c->stalled.empty();
+    if (sleep != nullptr) gather_fds(c, sleep);
     bool notify = c->notify_pending;
     c->notify_pending = false;
     c->lock.unlock();
@@ -175,15 +194,6 @@ int progress(Ctx *c, bool block_ok) {
     return progress_unlock(c, false);
 }
 
-// Collects every transport's descriptors (the data ones too when `data`)
-// and, for the progress thread (`wake`), the wake-up eventfd last.
-static nfds_t gather_fds(Ctx *c, pollfd *fds, bool data, bool wake) {
-    int n = 0;
-    for (Transport *t : c->transports) n += t->fds(fds + n, kMaxSleepFds - 1 - n, data);
-    if (wake && c->wake_fd >= 0) fds[n++] = {c->wake_fd, POLLIN, 0};
-    return static_cast<nfds_t>(n);
-}
-
 // Arms the transports' wake-ups, re-checks (closing the race), then sleeps
 // on their fds: the completion/arrival ones unless `cq` is false, the
 // connection-event ones always, and the wake-up eventfd only for the
@@ -199,13 +209,14 @@ static void block_on_fds(Ctx *c, int timeout_ms, bool cq, bool wake) {
     if (cq && c->fatal.load(std::memory_order_relaxed) == 0)
         for (Transport *t : c->transports) ready |= !t->arm();
     bool stalled = false;
-    if (progress_unlock(c, true, &stalled) > 0 || ready) return;
-    pollfd fds[kMaxSleepFds];
-    const nfds_t nfds = gather_fds(c, fds, cq, wake);
-    (void)poll(fds, nfds, stalled ? 1 : timeout_ms);
+    SleepFds s;
+    s.data = cq;
+    s.wake = wake;
+    if (progress_unlock(c, true, &stalled, &s) > 0 || ready) return;
+    (void)poll(s.fds, s.n, stalled ? 1 : timeout_ms);
     if (cq)
         for (Transport *t : c->transports) t->after_sleep();
-    if (wake && c->wake_fd >= 0 && (fds[nfds - 1].revents & POLLIN)) drain_wake_fd(c);
+    if (wake && c->wake_fd >= 0 && (s.fds[s.n - 1].revents & POLLIN)) drain_wake_fd(c);
 }
 
 // Thread mode, after the spin: one waiting thread sleeps on the completion
@@ -306,14 +317,18 @@ static bool sleep_delegated(Ctx *c) {
         block_on_fds(c, 1, false, true);
         return false;
     }
-    pollfd fds[kMaxSleepFds];
-    const nfds_t nfds = gather_fds(c, fds, false, true);
-    if (poll(fds, nfds, kDelegatedSleepMs) <= 0) return false;
+    SleepFds s;
+    s.wake = true;
+    {
+        std::lock_guard<SpinLock> g(c->lock);
+        gather_fds(c, &s);
+    }
+    if (poll(s.fds, s.n, kDelegatedSleepMs) <= 0) return false;
     const bool with_wake = c->wake_fd >= 0;
-    const bool kicked = with_wake && (fds[nfds - 1].revents & POLLIN);
+    const bool kicked = with_wake && (s.fds[s.n - 1].revents & POLLIN);
     if (kicked) drain_wake_fd(c);
     bool events = false;
-    for (nfds_t i = 0; i + (with_wake ? 1 : 0) < nfds; ++i) events |= (fds[i].revents & POLLIN) != 0;
+    for (nfds_t i = 0; i + (with_wake ? 1 : 0) < s.n; ++i) events |= (s.fds[i].revents & POLLIN) != 0;
     if (events) {
         c->lock.lock();
         (void)progress_unlock(c, true);

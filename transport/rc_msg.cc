@@ -216,7 +216,10 @@ void RcTransport::check_message(Endpoint &ep, const ibv_wc &wc, uint32_t idx) {
     }
     if (!ep.note_grant(h.credits)) return violation(ep, idx, "credit grant beyond its window");
     ++ep.rx_seq;
-    if (!sink_->on_arrival(ep.peer, h, buf, wc.byte_len, idx)) release(ep.peer, idx);
+    // Given back at once unless kept (a credit too, unless the engine
+    // closed the peer over this very message).
+    if (!sink_->on_arrival(ep.peer, h, buf, wc.byte_len, idx))
+        recycle(ep.state != ConnState::kFailed ? &ep : nullptr, idx);
 }
 
 }  // namespace rdmx

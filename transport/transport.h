@@ -154,10 +154,13 @@ public:
     // once a millisecond and before sleeping.
     virtual int progress(bool housekeeping) = 0;
     // Sleeping: arm() asks for a wake-up on the next arrival or completion
-    // and returns false when one is already there (do not sleep); fds()
-    // writes at most `max` descriptors to poll (data: the completion/arrival
-    // ones too, else only connection events); after_sleep() consumes
-    // wake-ups.
+    // (or room coming back, where a full queue holds a send) and returns
+    // false when one is already there (do not sleep); fds() writes at most
+    // `max` descriptors to poll (data: the completion/arrival ones too, else
+    // only connection events); the caller polls them after releasing the
+    // engine lock. after_sleep() consumes wake-ups; it alone may run without
+    // the engine lock, so it touches nothing but the transport's own wake-up
+    // descriptors and flags.
     virtual bool arm() = 0;
     virtual int fds(pollfd *out, int max, bool data) = 0;
     virtual void after_sleep() = 0;
