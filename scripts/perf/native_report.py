@@ -16,6 +16,7 @@ measurable; 125 nothing was measured (FILE is left alone).
 import argparse
 import json
 import os
+import re
 import sys
 
 from report import fmt_size, median, parse_bench_json, read_env, replace_block, short
@@ -37,6 +38,8 @@ LAT_BOUND = 1.0  # 8 B latency no worse than the best
 BW_BOUND = 1.0  # bandwidth at least the best
 MR_BOUND = 1.2  # 8 B message rate at least 1.2 x the best
 GB = 1e3  # rdmx-bench prints MB/s (10^6 B/s); the tables show GB/s
+LOG_LINE = re.compile(r"^\[rdmx [0-9]+:[0-9]+\] ((?:WARN|ERROR|NOTICE): .*)$")  # rdmx's log prefix
+PID = re.compile(r"pid [0-9]+")
 
 
 class Results:
@@ -48,7 +51,7 @@ class Results:
         self.vals = {}  # metric -> tool -> size -> rep -> value
         self.runs = []
         self.version = ""
-        self.notices = set()
+        self.notices = {}  # rdmx log line -> number of rdmx runs that printed it
 
     def put(self, metric, tool, size, rep, v):
         self.vals.setdefault(metric, {}).setdefault(tool, {}).setdefault(size, {})[rep] = v
@@ -116,14 +119,20 @@ class Results:
         return got
 
     def scan_notices(self, path):
-        """rdmx's one-line notices (e.g. the sm transport's CMA fallback)."""
+        """rdmx's warnings and errors (e.g. the sm transport's CMA fallback),
+        without the rank and pid that differ from run to run: message -> runs."""
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
-                for line in f:
-                    if "rdmx" in line and ("notice" in line.lower() or "sm:" in line):
-                        self.notices.add(short(line.strip(), 200))
+                text = f.read()
         except OSError:
-            pass
+            return
+        seen = set()
+        for line in text.splitlines():
+            m = LOG_LINE.match(line.strip())
+            if m:
+                seen.add(short(PID.sub("pid N", m.group(1)), 200))
+        for msg in seen:
+            self.notices[msg] = self.notices.get(msg, 0) + 1
 
 
 def fmt(v, metric):
@@ -199,8 +208,9 @@ class Report:
         self.out(f"- **Reps**: {r.reps}, interleaved (each rep runs every metric as rdmx, vader CMA, vader no single "
                  f"copy, UCX, then memcpy); medians over reps, ratios of medians. Measuring took "
                  f"{h.get('elapsed', '?')} s.")
+        nruns = sum(1 for x in r.runs if x["tool"] == "rdmx")
         for n in sorted(r.notices):
-            self.out(f"- **rdmx said**: `{n}`")
+            self.out(f"- **rdmx logged** (in {r.notices[n]} of {nruns} rdmx runs): `{n}`")
         self.out()
 
     def targets_table(self):
