@@ -130,6 +130,9 @@ mpi_tools=(rdmx vader_cma vader_copy ucx)
   echo "ptrace_scope='$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 'no Yama')'"
   echo "ompi='$(mpirun --version 2>/dev/null | awk 'NR==1 {print $NF}')'"
   echo "ucx='$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null || echo '?')'"
+  # The source the benchmarks were built from (the build tree may be another checkout's).
+  src="$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)"
+  echo "rdmx_commit='$(git -C "${src:-$top}" describe --always --dirty 2>/dev/null || echo '?')'"
   echo "uptime_start='$(uptime | sed 's/^ *//')'"
   echo "load_start=$(cut -d' ' -f1 /proc/loadavg)"
   for t in "${mpi_tools[@]}"; do

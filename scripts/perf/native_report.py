@@ -195,7 +195,8 @@ class Report:
         self.out(f"- **Host**: {h.get('cpu', '?')}, {h.get('cpus', '?')} CPUs, {mem_s}, kernel {h.get('kernel', '?')} "
                  f"(Yama ptrace_scope: {h.get('ptrace_scope', '?')}). Shared with other work: load average "
                  f"{h.get('load_start', '?')} at the start, {h.get('load_end', '?')} at the end.")
-        self.out(f"- **Software**: Open MPI {h.get('ompi', '?')}, UCX {h.get('ucx', '?')}, {r.version or 'rdmx ?'}.")
+        self.out(f"- **Software**: Open MPI {h.get('ompi', '?')}, UCX {h.get('ucx', '?')}, {r.version or 'rdmx ?'} "
+                 f"(commit {h.get('rdmx_commit', '?')}).")
         self.out("- **Jobs**: `mpirun --bind-to core --map-by core -np 2` (one rank per core), plus: rdmx sm `"
                  f"{h.get('launch_rdmx', '?')}`; vader CMA `{h.get('launch_vader_cma', '?')}`; vader no single copy "
                  f"`{h.get('launch_vader_copy', '?')}`; UCX `{h.get('launch_ucx', '?')}`. memcpy: `taskset -c "
