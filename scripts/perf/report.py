@@ -482,20 +482,21 @@ class Report:
         return all(t[5] == "MET" for t in self.targets)
 
 
-def replace_block(path, block):
-    """Replace the lines from BEGIN to END (each alone on its line) with block."""
+def replace_block(path, block, begin=BEGIN, end=END):
+    """Replace the lines from begin to end (each alone on its line) with block
+    (block holds the markers itself); without them, append block."""
     try:
         with open(path, encoding="utf-8") as f:
             lines = f.read().split("\n")
     except FileNotFoundError:
-        lines = ["# Performance", "", BEGIN, END, ""]
+        lines = ["# Performance", "", begin, end, ""]
     try:
-        b = next(i for i, l in enumerate(lines) if l.strip() == BEGIN)
-        e = next(i for i in range(b + 1, len(lines)) if lines[i].strip() == END)
+        b = next(i for i, l in enumerate(lines) if l.strip() == begin)
+        e = next(i for i in range(b + 1, len(lines)) if lines[i].strip() == end)
     except StopIteration:
         while lines and lines[-1] == "":
             lines.pop()
-        lines += ["", BEGIN, END, ""]
+        lines += ["", begin, end, ""]
         b, e = len(lines) - 3, len(lines) - 2
     text = "\n".join(lines[:b] + block.split("\n") + lines[e + 1:])
     tmp = path + ".tmp"
