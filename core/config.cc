@@ -247,7 +247,7 @@ static void load_sm(Resolver &r, Config &c) {
                                "kernel allows it), on (required, every size), off (copy pipeline only)", &c.sm_cma,
                                false, Config::SmCmaMode::kAuto, parse_cma, show_cma);
     r.field<size_t>("RDMX_SM_CMA_THRESH", "sm get/put of at least this many bytes use CMA single copy, smaller ones "
-                    "the copy pipeline", &c.sm_cma_thresh, false, size_t{0}, p_size, show_size);
+                    "the copy pipeline", &c.sm_cma_thresh, false, Config::kSmCmaThreshDefault, p_size, show_size);
     r.field<unsigned>("RDMX_SM_SLOTS", "slots per inbound sm ring, 4 .. 4096", &c.sm_slots, false, 0u, p_unsigned,
                       show_unsigned);
 }

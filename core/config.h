@@ -50,9 +50,11 @@ struct Config {
     SmCmaMode sm_cma = SmCmaMode::kAuto;  // RDMX_SM_CMA
     size_t sm_cma_thresh = kSmCmaThreshDefault;  // RDMX_SM_CMA_THRESH: get/put of at least this use CMA
     unsigned sm_slots = 64;        // RDMX_SM_SLOTS: slots per inbound ring
-    // Measured on the 2-core development host (docs/design/sm.md): CMA's
-    // single copy beat the copy pipeline at every size from 16 KiB to 4 MiB.
-    static constexpr size_t kSmCmaThreshDefault = 0;
+    // Measured on the 2-core development host when idle (docs/design/sm.md,
+    // docs/performance.md): the two-copy pipeline beat CMA's single copy
+    // 2-3.5x at every size from 64 KiB to 4 MiB; one copy should win once a
+    // message no longer fits the caches, not measured yet.
+    static constexpr size_t kSmCmaThreshDefault = size_t{8} << 20;
     // RDMX_BOOTSTRAP: how ranks find each other when no allgather callback is given.
     enum class BootMode : uint8_t { kAuto, kPmix, kPmi1, kPmi2 };
     BootMode boot_mode = BootMode::kAuto;
