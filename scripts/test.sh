@@ -26,7 +26,7 @@ BUILD_TYPE=Tsan "$top/scripts/build.sh" "$tsan" -DRDMX_BUILD_BENCH=OFF ||
 # compiles the wire decoders itself).
 fuzz="$bdir-fuzz"
 CC=clang CXX=clang++ BUILD_TYPE=RelWithDebInfo "$top/scripts/build.sh" "$fuzz" -DRDMX_BUILD_FUZZ=ON \
-  -DRDMX_BUILD_BENCH=OFF --target fuzz_connect_priv fuzz_msg_hdr fuzz_rndv_desc fuzz_pmi ||
+  -DRDMX_BUILD_BENCH=OFF --target fuzz_connect_priv fuzz_msg_hdr fuzz_rndv_desc fuzz_pmi fuzz_sm_slot ||
   { echo "rdmx: fuzz build failed" >&2; exit 1; }
 
 native=0
