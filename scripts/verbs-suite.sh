@@ -5,7 +5,8 @@
 #              pretend nodes (label mixed: pairs on a node over sm, the
 #              others over rc);
 #   ASAN_BUILD under ASan + UBSan, the engine tests whose subject is rc
-#              (labels p2p or fault, without the label twin): hostile peers,
+#              (labels p2p or fault, without the labels twin or sm, whose
+#              shared-memory runs belong to the host): hostile peers,
 #              flow control, exposure, the send ring, async events, device
 #              removal, link down, address change. The tests with a shared-
 #              memory twin (label twin: matching, eager, rendezvous, probe,
@@ -51,7 +52,7 @@ san() {  # name dir extra-env...: one sanitizer run in a subshell with its envir
   local name=$1 dir=$2; shift 2
   [ -n "$dir" ] || return 0
   # shellcheck disable=SC2163  # "$@" holds NAME=value words
-  (export "${san_env[@]}" "$@"; run "$name" "$dir" -L 'p2p|fault' -LE twin --timeout 900; exit $rc) || rc=1
+  (export "${san_env[@]}" "$@"; run "$name" "$dir" -L 'p2p|fault' -LE 'twin|sm' --timeout 900; exit $rc) || rc=1
 }
 san asan "${ASAN_BUILD:-}" ASAN_OPTIONS=fast_unwind_on_malloc=0
 san tsan "${TSAN_BUILD:-}"
