@@ -223,19 +223,31 @@ static std::string show_cma(const Config::SmCmaMode &m) {
     return m == Config::SmCmaMode::kOn ? "on" : m == Config::SmCmaMode::kOff ? "off" : "auto";
 }
 
-// "sm,rc,self": known names, each at most once, at least one.
-static bool parse_transports(const char *s, std::string *out) {
-    std::string_view v(s);
-    std::set<std::string_view> seen;
+// Calls f on each item of a comma list, in order, until f returns false;
+// returns whether every call returned true.
+template <class F>
+static bool each_item(std::string_view v, F f) {
     while (true) {
         const size_t comma = v.find(',');
-        const std::string_view item = v.substr(0, comma);
-        if ((item != "rc" && item != "sm" && item != "self") || !seen.insert(item).second) return false;
-        if (comma == std::string_view::npos) break;
+        if (!f(v.substr(0, comma))) return false;
+        if (comma == std::string_view::npos) return true;
         v.remove_prefix(comma + 1);
     }
+}
+
+// "sm,rc,self": known names, each at most once, at least one.
+static bool parse_transports(const char *s, std::string *out) {
+    std::set<std::string_view> seen;
+    if (!each_item(s, [&](std::string_view item) {
+            return (item == "rc" || item == "sm" || item == "self") && seen.insert(item).second;
+        }))
+        return false;
     *out = s;
     return true;
+}
+
+bool Config::allows_transport(std::string_view name) const {
+    return !each_item(transports, [&](std::string_view item) { return item != name; });
 }
 
 static void load_sm(Resolver &r, Config &c) {

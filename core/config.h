@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rdmx/rdmx.h"
@@ -45,6 +46,7 @@ struct Config {
     unsigned rcache_max_regions = 4096;
     // Transports and the shared-memory one (transport/sm.h).
     std::string transports = "sm,rc,self";  // RDMX_TRANSPORTS: comma list of rc, sm, self
+    bool allows_transport(std::string_view name) const;  // `name` is in the RDMX_TRANSPORTS list
     std::string node_id;           // RDMX_NODE_ID: "" = hostname + boot id; equal ids use sm
     enum class SmCmaMode : uint8_t { kAuto, kOn, kOff };
     SmCmaMode sm_cma = SmCmaMode::kAuto;  // RDMX_SM_CMA

@@ -41,17 +41,6 @@ uint64_t node_identity(const Config &cfg) {
     return hash_str(id);
 }
 
-bool wants(const Config &cfg, const char *name) {
-    const std::string &l = cfg.transports;
-    for (size_t i = 0; i <= l.size();) {
-        size_t j = l.find(',', i);
-        if (j == std::string::npos) j = l.size();
-        if (l.compare(i, j - i, name) == 0) return true;
-        i = j + 1;
-    }
-    return false;
-}
-
 // Round one: every rank's record; rank 0's random draw is the job's key.
 rdmx_status_t exchange_records(Ctx *c, const BootRecord &mine, std::vector<BootRecord> *all) {
     all->resize(static_cast<size_t>(c->size));
@@ -179,8 +168,8 @@ rdmx_status_t open_lanes(Ctx *c) {
     mine.version = wire::kVersion;
     mine.job_key_candidate = random_u64();
     mine.node = node_identity(c->cfg);
-    if (wants(c->cfg, "rc")) mine.lanes |= kLaneRc;
-    if (wants(c->cfg, "sm")) (void)open_sm(c, &mine);
+    if (c->cfg.allows_transport("rc")) mine.lanes |= kLaneRc;
+    if (c->cfg.allows_transport("sm")) (void)open_sm(c, &mine);
     std::vector<BootRecord> all;
     rdmx_status_t st = exchange_records(c, mine, &all);
     if (st != RDMX_OK) return st;
