@@ -37,7 +37,6 @@ public:
                                   uint64_t job_key, double *seconds) = 0;
     virtual RcAddr address() const = 0;
     virtual const char *device_name() const = 0;
-    virtual uint32_t max_inline() const = 0;
     // Registration cache and exposure figures for rdmx_get_stats.
     virtual void fill_stats(rdmx_stats_t *s) const = 0;
 

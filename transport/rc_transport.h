@@ -37,7 +37,6 @@ public:
                           double *seconds) override;
     RcAddr address() const override;
     const char *device_name() const override { return dev_.name(); }
-    uint32_t max_inline() const override { return max_inline_; }
     void fill_stats(rdmx_stats_t *s) const override;
     rdmx_status_t hold_send_completions(int peer) override;
     void release_send_completions() override;

@@ -27,7 +27,6 @@
 namespace rdmx {
 
 enum class TransportKind : uint8_t { kSelf, kSm, kRc };
-const char *transport_kind_name(TransportKind k);
 
 // What the engine sends. The transport frames it as a wire::MsgHdr (it owns
 // version, seq and credits) followed by `body` (an eager payload, or a
