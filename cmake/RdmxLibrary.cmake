@@ -7,8 +7,35 @@ foreach(l ${RDMX_LAYERS})
 endforeach()
 set(_rdmx_deps PkgConfig::IBVERBS PkgConfig::RDMACM PkgConfig::HWLOC PkgConfig::PMIX Threads::Threads)
 
+# Cross-layer inlining for the optimised library (RDMX_LTO, on for GCC's
+# release builds): the API, the engine and the transports are separate
+# objects, and a send crosses all three, so the shared library is linked
+# with link-time optimisation. The objects are fat (-ffat-lto-objects): the
+# static library and every test that links it use their ordinary code and
+# pay no LTO at link time. -fno-semantic-interposition lets calls between
+# exported functions (rdmx_send -> rdmx_isend) bind and inline inside the
+# library, and -Bsymbolic-functions makes the remaining ones direct calls,
+# not PLT jumps: librdmx's own functions are not meant to be interposed
+# (LD_PRELOAD tools still see every call the application makes).
+string(TOUPPER "${CMAKE_BUILD_TYPE}" _rdmx_bt)
+set(_rdmx_lto_default OFF)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND _rdmx_bt MATCHES "^(RELEASE|RELWITHDEBINFO|MINSIZEREL)$")
+  set(_rdmx_lto_default ON)
+endif()
+option(RDMX_LTO "Link librdmx.so with link-time optimisation (GCC release builds)" ${_rdmx_lto_default})
+foreach(l ${RDMX_LAYERS})
+  target_compile_options(${l} PRIVATE -fno-semantic-interposition)
+  if(RDMX_LTO)
+    target_compile_options(${l} PRIVATE -flto=auto -ffat-lto-objects)
+  endif()
+endforeach()
+
 add_library(rdmx SHARED ${_rdmx_objs})
 target_link_libraries(rdmx PRIVATE ${_rdmx_deps})
+target_link_options(rdmx PRIVATE -Wl,-Bsymbolic-functions)
+if(RDMX_LTO)
+  target_link_options(rdmx PRIVATE -flto=auto -fno-semantic-interposition)
+endif()
 target_include_directories(rdmx PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 set_target_properties(rdmx PROPERTIES

@@ -103,6 +103,13 @@ bool parse_progress(const char *s, rdmx_progress_mode_t *out) {
 
 const char *progress_name(rdmx_progress_mode_t m) { return m == RDMX_PROGRESS_CALLER ? "caller" : "thread"; }
 
+bool parse_threads(const char *s, rdmx_thread_level_t *out) {
+    if (std::strcmp(s, "multiple") == 0) *out = RDMX_THREADS_MULTIPLE;
+    else if (std::strcmp(s, "single") == 0) *out = RDMX_THREADS_SINGLE;
+    else return false;
+    return true;
+}
+
 // One resolution step for one variable: the environment, then the struct.
 class Resolver {
 public:
@@ -140,6 +147,7 @@ std::string show_double(const double &v) { return std::to_string(v); }
 std::string show_int(const int &v) { return std::to_string(v); }
 std::string show_str(const std::string &v) { return v.empty() ? "(auto)" : v; }
 std::string show_progress(const rdmx_progress_mode_t &v) { return progress_name(v); }
+std::string show_threads(const rdmx_thread_level_t &v) { return v == RDMX_THREADS_SINGLE ? "single" : "multiple"; }
 
 bool p_size(const char *s, size_t *o) { return parse_size(s, o); }
 bool p_unsigned(const char *s, unsigned *o) {
@@ -339,6 +347,10 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                     "back-pressure", &unexpected_max, false, size_t{0}, p_size, show_size);
     r.field<rdmx_progress_mode_t>("RDMX_PROGRESS", "progress mode: thread|caller", &progress,
                                   u.progress != RDMX_PROGRESS_DEFAULT, u.progress, parse_progress, show_progress);
+    r.field<rdmx_thread_level_t>("RDMX_THREADS", "thread level: multiple (any thread, any time) or single (calls "
+                                 "never overlap: no lock, no atomic read-modify-write on the send/receive path)",
+                                 &threads, u.threads != RDMX_THREADS_DEFAULT, u.threads, parse_threads,
+                                 show_threads);
     r.field<int>("RDMX_LOG_LEVEL", "0 error, 1 warn, 2 info, 3 debug, 4 trace", &log_level, u.log_level >= 0,
                  u.log_level, p_int, show_int);
     r.field<double>("RDMX_CONNECT_TIMEOUT", "seconds allowed for the full-mesh bring-up", &connect_timeout,
@@ -356,6 +368,15 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     load_rndv(r, *this);
     load_sm(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;
+    // The struct's enum fields come from C, where any int fits.
+    if (progress != RDMX_PROGRESS_THREAD && progress != RDMX_PROGRESS_CALLER) {
+        RDMX_ERROR("config: progress=%d is not an rdmx_progress_mode_t", static_cast<int>(progress));
+        return RDMX_ERR_INVALID_ARG;
+    }
+    if (threads != RDMX_THREADS_MULTIPLE && threads != RDMX_THREADS_SINGLE) {
+        RDMX_ERROR("config: threads=%d is not an rdmx_thread_level_t", static_cast<int>(threads));
+        return RDMX_ERR_INVALID_ARG;
+    }
     if (sm_slots < 4 || sm_slots > 4096) {
         RDMX_ERROR("config: RDMX_SM_SLOTS=%u must be in [4, 4096]", sm_slots);
         return RDMX_ERR_INVALID_ARG;

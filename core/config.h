@@ -30,6 +30,7 @@ struct Config {
     size_t unexpected_limit = 64u << 20;
     size_t unexpected_max = 65536;  // RDMX_UNEXPECTED_MAX: unexpected messages kept before back-pressure
     rdmx_progress_mode_t progress = RDMX_PROGRESS_THREAD;
+    rdmx_thread_level_t threads = RDMX_THREADS_MULTIPLE;  // RDMX_THREADS
     int log_level = 1;
     double connect_timeout = 60.0;
     double peer_timeout = 30.0;

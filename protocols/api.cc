@@ -53,6 +53,11 @@ constexpr double kUsersDrainSeconds = 10.0;
 struct LiveSlot {
     std::atomic<uintptr_t> word{0};
     std::atomic<int> users{0};
+    // RDMX_THREADS=single: the application never overlaps its calls, so no
+    // finalize can run beside one and calls do not pin. Kept here, not read
+    // from the context, because a context may be freed while a call of
+    // another thread (at `multiple`) is still deciding whether to pin it.
+    std::atomic<bool> unpinned{false};
 };
 LiveSlot g_live[kMaxLive];
 
@@ -71,7 +76,11 @@ bool live(const Ctx *c) { return c != nullptr && find_slot(addr_of(c)) != nullpt
 bool register_live(Ctx *c) {
     for (LiveSlot &s : g_live) {
         uintptr_t empty = 0;
-        if (s.word.compare_exchange_strong(empty, addr_of(c), std::memory_order_acq_rel)) return true;
+        if (!s.word.compare_exchange_strong(empty, kClosing, std::memory_order_acq_rel)) continue;
+        // Reserved (kClosing matches no context): set the flag, then publish.
+        s.unpinned.store(!c->app_mt, std::memory_order_relaxed);
+        s.word.store(addr_of(c), std::memory_order_release);
+        return true;
     }
     return false;
 }
@@ -82,20 +91,27 @@ class Pin {
 public:
     explicit Pin(const Ctx *c) : slot_(c != nullptr ? find_slot(addr_of(c)) : nullptr) {
         if (slot_ == nullptr) return;
+        live_ = true;
+        if (slot_->unpinned.load(std::memory_order_relaxed)) {  // RDMX_THREADS=single: found live is enough
+            slot_ = nullptr;
+            return;
+        }
         slot_->users.fetch_add(1, std::memory_order_seq_cst);
         if (slot_->word.load(std::memory_order_seq_cst) != addr_of(c)) release();
     }
     ~Pin() { release(); }
     Pin(const Pin &) = delete;
     Pin &operator=(const Pin &) = delete;
-    explicit operator bool() const { return slot_ != nullptr; }
+    explicit operator bool() const { return live_; }
 
 private:
     void release() {
         if (slot_ != nullptr) slot_->users.fetch_sub(1, std::memory_order_release);
         slot_ = nullptr;
+        live_ = false;
     }
     LiveSlot *slot_;
+    bool live_ = false;
 };
 
 rdmx_status_t check_ctx(const char *fn, rdmx_context_h ctx) {
@@ -149,6 +165,8 @@ rdmx_status_t do_isend(rdmx_context_h ctx, int space, const void *buf, size_t le
                        rdmx_request_h *req_p) {
     rdmx::note_app_call(ctx);
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
+    // Complete at post: no request, *req_p stays NULL (a finished handle).
+    if (rdmx::send_at_post(ctx, dest, static_cast<uint8_t>(space), tag, buf, len)) return RDMX_OK;
     rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kSend);
     r->buf = const_cast<void *>(buf);
     r->len = len;
@@ -186,6 +204,32 @@ rdmx_status_t finish(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
     }
     *req = nullptr;
     return st;
+}
+
+// rdmx_waitall over requests of one live context, all valid (the usual
+// case): one pin, one wait for the whole array (every progress pass serves
+// them all), one lock to free them. False: something else is in the array;
+// nothing was touched.
+bool waitall_one_pass(size_t n, rdmx_request_h reqs[], rdmx_msg_info_t infos[], rdmx_status_t *first) {
+    Ctx *c = nullptr;
+    for (size_t i = 0; i < n && c == nullptr; ++i)
+        if (reqs[i] != nullptr) c = reqs[i]->ctx;
+    if (c == nullptr) return false;
+    Pin pin(c);
+    if (!pin) return false;
+    for (size_t i = 0; i < n; ++i)
+        if (reqs[i] != nullptr && (reqs[i]->ctx != c || reqs[i]->pooled)) return false;
+    rdmx::wait_all(c, reqs, n);
+    std::lock_guard<rdmx::SpinLock> g(c->lock);
+    for (size_t i = 0; i < n; ++i) {
+        rdmx_request *r = reqs[i];
+        if (r == nullptr) continue;
+        if (r->status != RDMX_OK && *first == RDMX_OK) *first = r->status;
+        if (infos != nullptr) infos[i] = r->info;
+        rdmx::req_free(c, r);
+        reqs[i] = nullptr;
+    }
+    return true;
 }
 
 }  // namespace
@@ -319,6 +363,14 @@ rdmx_status_t rdmx_wait(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
 rdmx_status_t rdmx_waitall(size_t n, rdmx_request_h reqs[], rdmx_msg_info_t infos[]) {
     if (n > 0 && reqs == nullptr) RDMX_BAD_ARG("rdmx_waitall: reqs is NULL with n %zu", n);
     rdmx_status_t first = RDMX_OK;
+    bool done = false;
+    const rdmx_status_t gst = guarded("rdmx_waitall", [&] {
+        done = waitall_one_pass(n, reqs, infos, &first);
+        return RDMX_OK;
+    });
+    if (gst != RDMX_OK) return gst;
+    if (done) return first;
+    // Mixed contexts, or a handle to report: one wait per request.
     // One wait scope across the whole array (all of one context, the usual
     // case): the progress thread stays asleep between the individual waits.
     // An invalid handle gets no scope; its own wait below reports it.
@@ -371,7 +423,7 @@ rdmx_status_t rdmx_waitany(size_t n, rdmx_request_h reqs[], size_t *index_p, rdm
 }
 
 rdmx_status_t rdmx_cancel(rdmx_request_h req) {
-    if (req == nullptr) RDMX_BAD_ARG("rdmx_cancel: req is NULL");
+    if (req == nullptr) return RDMX_OK;  // finished (a send completed at post): nothing to cancel
     std::optional<Pin> pin;
     if (rdmx_status_t st = check_req("rdmx_cancel", req, &pin)) return st;
     Ctx *c = req->ctx;

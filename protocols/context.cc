@@ -187,6 +187,19 @@ rdmx_status_t open_lanes(Ctx *c) {
     return RDMX_OK;
 }
 
+// Measured (docs/performance.md, instructions per 8 B round trip over sm):
+// with a progress thread the lock stays, since that thread runs the same
+// progress code whenever the application computes; taking it uncontended
+// costs one atomic exchange per call.
+void set_thread_level(Ctx *c) {
+    const bool progress_thread = c->transport && c->cfg.progress == RDMX_PROGRESS_THREAD;
+    c->app_mt = c->cfg.threads != RDMX_THREADS_SINGLE;
+    c->engine_mt = c->app_mt || progress_thread;
+    c->lock.set_enabled(c->engine_mt);
+    RDMX_DEBUG("thread level %s%s: engine lock %s", c->app_mt ? "multiple" : "single",
+               progress_thread ? " with a progress thread" : "", c->engine_mt ? "on" : "off");
+}
+
 }  // namespace
 
 rdmx_status_t context_init(Ctx *c, const rdmx_config_t *cfg) {
@@ -209,6 +222,7 @@ rdmx_status_t context_init(Ctx *c, const rdmx_config_t *cfg) {
         if ((st = open_lanes(c)) != RDMX_OK) return st;
         c->transport = true;
     }
+    set_thread_level(c);
     if (c->transport) start_progress_thread(c);  // a job of one has nothing to poll
     return RDMX_OK;
 }

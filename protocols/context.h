@@ -77,6 +77,15 @@ struct rdmx_context final : rdmx::TransportSink {
     std::atomic<bool> finalized{false};
     std::atomic<int> fatal{0};          // a transport failed whole: new operations fail with this
     bool transport = false;             // false for a job of one: nothing to poll but ourselves
+    // Thread level (RDMX_THREADS; set before any second thread exists).
+    // app_mt: application threads may call in at once (`multiple`): calls
+    // pin the context against a concurrent finalize. engine_mt: more than
+    // one thread may be inside the engine (app_mt, or a progress thread):
+    // the engine lock is on and completions are published with full
+    // barriers for sleeping waiters. With both false nothing on the send or
+    // receive path takes a lock or an atomic read-modify-write.
+    bool app_mt = true;
+    bool engine_mt = true;
 
     // Transports, in creation order (destroyed in reverse), and the lane of
     // each peer.
@@ -163,6 +172,11 @@ void req_pool_retire(Ctx *c);
 void note_change(Ctx *c);
 
 // eager.cc: sends
+// The send fast path: posts an eager message at once when nothing is queued
+// for the peer and its lane has room (the transport copies or inlines the
+// payload, so the send is complete). False: nothing was sent; the caller
+// takes the request path (which also reports a lane that failed here).
+bool send_at_post(Ctx *c, int peer, uint8_t space, int tag, const void *buf, size_t len);
 rdmx_status_t start_send(Ctx *c, rdmx_request *r);
 void kick_stalled(Ctx *c);
 // Whether a message of body_len bytes may go to `peer` now (nothing queued
@@ -210,6 +224,8 @@ int progress(Ctx *c, bool block_ok);
 // housekeeping: also read CM/async events and run the watchdogs now.
 int progress_locked(Ctx *c, bool housekeeping = false);
 void wait_request(Ctx *c, rdmx_request *r);
+// Returns once every non-null request of reqs[0..n) is done (all of ctx c).
+void wait_all(Ctx *c, rdmx_request *const *reqs, size_t n);
 // Returns once at least one non-null request of reqs[0..n) is done (all of ctx c).
 void wait_any(Ctx *c, rdmx_request *const *reqs, size_t n);
 // Returns once change_epoch differs from `seen` (spinning, then sleeping).
@@ -231,7 +247,11 @@ inline bool peer_usable(Ctx *c, int peer) {
     return !p.failed && p.t != nullptr;
 }
 
-inline void note_app_call(Ctx *c) { c->app_calls.fetch_add(1, std::memory_order_relaxed); }
+// The counter only has to move for the progress thread to see calls come in:
+// a load and a store, not a locked add (two racing callers may bump it once).
+inline void note_app_call(Ctx *c) {
+    c->app_calls.store(c->app_calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 struct WaitScope {
     Ctx *c;

@@ -91,6 +91,10 @@ void req_free(Ctx *c, rdmx_request *r) {
 }
 
 void note_change(Ctx *c) {
+    if (!c->engine_mt) {  // nobody else can be waiting: no barrier, no locked add
+        c->change_epoch.store(c->change_epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return;
+    }
     c->change_epoch.fetch_add(1, std::memory_order_seq_cst);
     if (c->waiters.load(std::memory_order_seq_cst) > 0) c->notify_pending = true;
 }
@@ -99,6 +103,10 @@ void req_complete(Ctx *c, rdmx_request *r, rdmx_status_t st) {
     r->status = st;
     r->info.error = st;
     rndv_release(c, r);
+    if (!c->engine_mt) {  // the waiter is this thread
+        r->done.store(1, std::memory_order_release);
+        return;
+    }
     // seq_cst on both sides (here and in wait_request): the store of done and
     // the load of waiters must not pass each other, or a waiter that has
     // just registered could sleep through this completion.
@@ -154,6 +162,13 @@ static void stall(Ctx *c, int peer, rdmx_request *r) {
     Peer &p = peer_of(c, peer);
     if (p.pending.empty()) c->stalled.push_back(peer);
     p.pending.push_back(&r->link);
+}
+
+bool send_at_post(Ctx *c, int peer, uint8_t space, int tag, const void *buf, size_t len) {
+    if (len >= c->rndv_thresh || c->fatal.load(std::memory_order_relaxed) != 0) return false;
+    const Peer &p = peer_of(c, peer);
+    if (p.failed || p.t == nullptr || !p.pending.empty() || !can_post(c, peer, len)) return false;
+    return post_msg(c, peer, wire::MsgType::kEager, space, tag, len, 0, buf, len);
 }
 
 rdmx_status_t start_send(Ctx *c, rdmx_request *r) {

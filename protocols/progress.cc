@@ -296,6 +296,14 @@ void wait_change(Ctx *c, uint64_t seen) {
     wait_until(c, [c, seen] { return c->change_epoch.load(std::memory_order_seq_cst) != seen; });
 }
 
+void wait_all(Ctx *c, rdmx_request *const *reqs, size_t n) {
+    size_t next = 0;  // everything before it is done: each request is checked until done, then never again
+    wait_until(c, [reqs, n, &next] {
+        while (next < n && (reqs[next] == nullptr || reqs[next]->done.load(std::memory_order_seq_cst) != 0)) ++next;
+        return next == n;
+    });
+}
+
 void wait_any(Ctx *c, rdmx_request *const *reqs, size_t n) {
     wait_until(c, [reqs, n] {
         for (size_t i = 0; i < n; ++i)

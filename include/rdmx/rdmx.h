@@ -83,6 +83,18 @@ typedef int (*rdmx_allgather_fn_t)(const void *sendbuf, void *recvbuf, size_t le
 /** Progress modes (RDMX_PROGRESS=thread|caller). */
 typedef enum { RDMX_PROGRESS_DEFAULT = 0, RDMX_PROGRESS_THREAD = 1, RDMX_PROGRESS_CALLER = 2 } rdmx_progress_mode_t;
 
+/** Thread levels (RDMX_THREADS=multiple|single), as MPI_THREAD_MULTIPLE and
+ *  MPI_THREAD_FUNNELED/SERIALIZED. `multiple` (default): any thread may call
+ *  any function at any time; each call takes the engine lock at most once.
+ *  `single`: the application promises that calls on a context and on its
+ *  requests never overlap (one thread, or threads that serialise their own
+ *  calls); the send and receive paths then take no lock and no atomic
+ *  read-modify-write. With RDMX_PROGRESS=thread the progress thread is a
+ *  second thread inside the library, so the engine keeps its lock (taken
+ *  uncontended: the progress thread steps aside while the application
+ *  calls in); everything else `single` drops is dropped in both modes. */
+typedef enum { RDMX_THREADS_DEFAULT = 0, RDMX_THREADS_MULTIPLE = 1, RDMX_THREADS_SINGLE = 2 } rdmx_thread_level_t;
+
 /**
  * Configuration. Always initialise with rdmx_config_init() first, then set
  * the fields you want: a zero / NULL field means "environment, else default".
@@ -107,6 +119,7 @@ struct rdmx_config {
     int log_level;                   /* RDMX_LOG_LEVEL: 0 error,1 warn,2 info,3 debug,4 trace; -1 = unset */
     double connect_timeout;          /* RDMX_CONNECT_TIMEOUT: seconds for the full mesh */
     double peer_timeout;             /* RDMX_PEER_TIMEOUT: seconds finalize waits for peers */
+    rdmx_thread_level_t threads;     /* RDMX_THREADS */
 };
 typedef struct rdmx_config rdmx_config_t;    /* NULL means defaults plus RDMX_* environment */
 
@@ -165,7 +178,11 @@ RDMX_API rdmx_status_t rdmx_send(rdmx_context_h ctx, const void *buf, size_t len
  */
 RDMX_API rdmx_status_t rdmx_recv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_msg_info_t *info_p);
 /** Nonblocking send: *req_p receives a request to complete with test/wait. The
- *  buffer must not change until then. On an error return *req_p is NULL.
+ *  buffer must not change until then. A send that completed as it was posted
+ *  (an eager message the transport copied or inlined: nothing was queued
+ *  for `dest` and its lane had room) allocates no request and sets *req_p
+ *  to NULL, a finished handle (test/wait/waitall take it as done with
+ *  RDMX_OK, as MPI takes MPI_REQUEST_NULL). On an error return *req_p is NULL.
  *  Errors: INVALID_ARG, PEER_LOST, DEVICE, NO_MEMORY (the request's own
  *  status may also be PEER_LOST or PROTOCOL when the peer fails later). */
 RDMX_API rdmx_status_t rdmx_isend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p);
@@ -193,7 +210,8 @@ RDMX_API rdmx_status_t rdmx_waitall(size_t n, rdmx_request_h reqs[], rdmx_msg_in
 RDMX_API rdmx_status_t rdmx_waitany(size_t n, rdmx_request_h reqs[], size_t *index_p, rdmx_msg_info_t *info_p);
 /** Cancel a receive that has not matched yet: it then completes with
  *  RDMX_ERR_CANCELED. A matched receive or a send is not cancelled (RDMX_OK is
- *  returned and the request completes normally). */
+ *  returned and the request completes normally); nor is a NULL handle, a
+ *  request already finished (a send that completed at post). */
 RDMX_API rdmx_status_t rdmx_cancel(rdmx_request_h req);                 /* receives */
 /** Block until a message matching (source, tag) is available and describe it
  *  without receiving it. */

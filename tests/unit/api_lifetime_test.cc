@@ -91,14 +91,17 @@ TEST(ApiLifetime, RequestOfFinalizedContextIsRejected) {
 TEST(ApiLifetime, SecondWaitOnCopiedHandleIsRejected) {
     rdmx_context_h ctx = init_ctx();
     ASSERT_NE(ctx, nullptr);
-    char out[8] = "abcdefg", in[8] = {};
-    rdmx_request_h rr = nullptr, sr = nullptr;
+    char out[8] = "abcdefg", in[8] = {}, in2[8] = {};
+    rdmx_request_h rr = nullptr, sr = nullptr, rr2 = nullptr;
     ASSERT_EQ(rdmx_irecv(ctx, in, sizeof(in), 0, 3, &rr), RDMX_OK);
+    ASSERT_EQ(rdmx_irecv(ctx, in2, sizeof(in2), 0, 3, &rr2), RDMX_OK);
     ASSERT_EQ(rdmx_isend(ctx, out, sizeof(out), 0, 3, &sr), RDMX_OK);
-    rdmx_request_h rr_copy = rr, sr_copy = sr;
-    EXPECT_EQ(rdmx_wait(&sr, nullptr), RDMX_OK);
+    EXPECT_EQ(sr, nullptr) << "an eager send completes at post and gets no request";
+    ASSERT_EQ(rdmx_send(ctx, out, sizeof(out), 0, 3), RDMX_OK);
+    rdmx_request_h rr_copy = rr, rr2_copy = rr2;
+    EXPECT_EQ(rdmx_wait(&rr2, nullptr), RDMX_OK);
     EXPECT_EQ(rdmx_wait(&rr, nullptr), RDMX_OK);
-    EXPECT_EQ(rdmx_wait(&sr_copy, nullptr), RDMX_ERR_INVALID_ARG);
+    EXPECT_EQ(rdmx_wait(&rr2_copy, nullptr), RDMX_ERR_INVALID_ARG);
     int done = 0;
     EXPECT_EQ(rdmx_test(&rr_copy, &done, nullptr), RDMX_ERR_INVALID_ARG);
     EXPECT_EQ(rdmx_cancel(rr_copy), RDMX_ERR_INVALID_ARG);
