@@ -11,8 +11,9 @@ set -euo pipefail
 
 LIB_DEBS=(build-essential cmake pkg-config rdma-core libibverbs-dev librdmacm-dev ibverbs-providers
           libhwloc-dev libpmix-dev)
-TOOLS_DEBS=(ibverbs-utils rdmacm-utils perftest hwloc openmpi-bin libopenmpi-dev libbenchmark-dev nlohmann-json3-dev)
-TESTS_DEBS=(gfortran openmpi-bin libopenmpi-dev mpich libgtest-dev libgmock-dev clang libclang-rt-14-dev
+TOOLS_DEBS=(ibverbs-utils rdmacm-utils perftest hwloc openmpi-bin libopenmpi-dev libbenchmark-dev nlohmann-json3-dev
+            ucx-utils libucx-dev)
+TESTS_DEBS=(gfortran openmpi-bin libopenmpi-dev mpich libgtest-dev libgmock-dev clang libclang-rt-14-dev valgrind
             debhelper dpkg-dev)
 TESTBED_DEBS=(qemu-system-x86 busybox-static cpio kmod iproute2 procps linux-perf)
 

@@ -1,0 +1,150 @@
+/* The UCX reference for icount_pingpong.c: the same 8-byte ping-pong,
+ * written on UCP's tag API (ucp_tag_send_nbx / ucp_tag_recv_nbx, a worker in
+ * UCS_THREAD_MODE_SINGLE), counted the same way: rank 0 under callgrind with
+ * collection on only around its UCP calls, and the wait for the pong begun
+ * only once rank 1 says (through FLAG_FILE) that it has posted it. Run it
+ * with UCX_TLS=posix,self (UCX's shared-memory transport) to set it beside
+ * rdmx's sm. The two ranks find each other through files next to FLAG_FILE
+ * (FLAG_FILE.addr0/.addr1: their worker addresses); the rank comes from
+ * OMPI_COMM_WORLD_RANK (mpirun launches both).
+ *
+ * Usage: icount_ucx ITERS FLAG_FILE */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <ucp/api/ucp.h>
+#include <unistd.h>
+#include <valgrind/callgrind.h>
+
+enum { kMsg = 8, kWarmup = 200 };
+static const ucp_tag_t kTag = 7;
+static const double kAddrWaitSeconds = 60.0;
+
+static void die(const char *what, ucs_status_t st) {
+    fprintf(stderr, "icount_ucx: %s: %s\n", what, ucs_status_string(st));
+    exit(1);
+}
+
+static _Atomic uint64_t *map_flag(const char *path) {
+    int fd = open(path, O_RDWR);
+    void *p = fd < 0 ? MAP_FAILED : mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        perror(path);
+        exit(2);
+    }
+    close(fd);
+    return (_Atomic uint64_t *)p;
+}
+
+static void put_addr(const char *flag, int me, const void *addr, size_t len) {
+    char tmp[4096], name[4096];
+    snprintf(tmp, sizeof(tmp), "%s.addr%d.tmp", flag, me);
+    snprintf(name, sizeof(name), "%s.addr%d", flag, me);
+    FILE *f = fopen(tmp, "wb");
+    if (f == NULL || fwrite(addr, 1, len, f) != len || fclose(f) != 0 || rename(tmp, name) != 0) {
+        perror(tmp);
+        exit(2);
+    }
+}
+
+/* The peer's worker address, once its file appears (bounded wait). */
+static void *get_addr(const char *flag, int peer) {
+    char name[4096];
+    snprintf(name, sizeof(name), "%s.addr%d", flag, peer);
+    struct timespec nap = {0, 1000000};
+    for (double waited = 0; waited < kAddrWaitSeconds; waited += 1e-3) {
+        FILE *f = fopen(name, "rb");
+        if (f != NULL) {
+            static char buf[65536];
+            size_t n = fread(buf, 1, sizeof(buf), f);
+            fclose(f);
+            if (n > 0) return buf;
+        }
+        nanosleep(&nap, NULL);
+    }
+    fprintf(stderr, "icount_ucx: no worker address from rank %d after %.0f s (%s)\n", peer, kAddrWaitSeconds, name);
+    exit(1);
+}
+
+static void wait_req(ucp_worker_h w, void *req, const char *what) {
+    if (req == NULL) return;
+    if (UCS_PTR_IS_ERR(req)) die(what, UCS_PTR_STATUS(req));
+    ucs_status_t st;
+    while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS) ucp_worker_progress(w);
+    ucp_request_free(req);
+    if (st != UCS_OK) die(what, st);
+}
+
+static void ping(ucp_worker_h w, ucp_ep_h ep, long i, _Atomic uint64_t *posted, int counted) {
+    char out[kMsg] = {(char)i}, in[kMsg] = {0};
+    ucp_request_param_t prm = {0};
+    if (counted) CALLGRIND_TOGGLE_COLLECT;
+    wait_req(w, ucp_tag_send_nbx(ep, out, kMsg, kTag, &prm), "send");
+    void *r = ucp_tag_recv_nbx(w, in, kMsg, kTag, (ucp_tag_t)-1, &prm);
+    if (counted) CALLGRIND_TOGGLE_COLLECT;
+    while (atomic_load_explicit(posted, memory_order_acquire) < (uint64_t)i + 1) {
+    }
+    if (counted) CALLGRIND_TOGGLE_COLLECT;
+    wait_req(w, r, "recv");
+    if (counted) CALLGRIND_TOGGLE_COLLECT;
+    if (in[0] != (char)i) {
+        fprintf(stderr, "icount_ucx: pong %ld carried %d\n", i, in[0]);
+        exit(1);
+    }
+}
+
+static void pong(ucp_worker_h w, ucp_ep_h ep, long i, _Atomic uint64_t *posted) {
+    char buf[kMsg];
+    ucp_request_param_t prm = {0};
+    wait_req(w, ucp_tag_recv_nbx(w, buf, kMsg, kTag, (ucp_tag_t)-1, &prm), "recv");
+    wait_req(w, ucp_tag_send_nbx(ep, buf, kMsg, kTag, &prm), "send");
+    atomic_store_explicit(posted, (uint64_t)i + 1, memory_order_release);
+}
+
+int main(int argc, char **argv) {
+    long iters = argc > 2 ? atol(argv[1]) : 0;
+    const char *rank_env = getenv("OMPI_COMM_WORLD_RANK");
+    if (iters <= 0 || rank_env == NULL) {
+        fprintf(stderr, "usage: icount_ucx ITERS FLAG_FILE (under mpirun, 2 ranks)\n");
+        return 2;
+    }
+    const int me = atoi(rank_env);
+    _Atomic uint64_t *posted = map_flag(argv[2]);
+    ucp_params_t pp = {0};
+    pp.field_mask = UCP_PARAM_FIELD_FEATURES;
+    pp.features = UCP_FEATURE_TAG;
+    ucp_context_h uc;
+    ucs_status_t st = ucp_init(&pp, NULL, &uc);
+    if (st != UCS_OK) die("ucp_init", st);
+    ucp_worker_params_t wp = {0};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    ucp_worker_h w;
+    if ((st = ucp_worker_create(uc, &wp, &w)) != UCS_OK) die("ucp_worker_create", st);
+    ucp_address_t *addr;
+    size_t addr_len;
+    if ((st = ucp_worker_get_address(w, &addr, &addr_len)) != UCS_OK) die("ucp_worker_get_address", st);
+    put_addr(argv[2], me, addr, addr_len);
+    ucp_ep_params_t ep_p = {0};
+    ep_p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep_p.address = (const ucp_address_t *)get_addr(argv[2], 1 - me);
+    ucp_ep_h ep;
+    if ((st = ucp_ep_create(w, &ep_p, &ep)) != UCS_OK) die("ucp_ep_create", st);
+    for (long i = 0; i < kWarmup + iters; ++i) {
+        if (me == 0) ping(w, ep, i, posted, i >= kWarmup);
+        else pong(w, ep, i, posted);
+    }
+    ucp_request_param_t cp = {0};  /* a flushing close: local on shared memory */
+    wait_req(w, ucp_ep_close_nbx(ep, &cp), "ep close");
+    ucp_worker_release_address(w, addr);
+    ucp_worker_destroy(w);
+    ucp_cleanup(uc);
+    if (me == 0) printf("%ld\n", iters);
+    return 0;
+}
