@@ -30,7 +30,9 @@ struct TscClock {
 };
 TscClock g_tsc;
 
-uint64_t calibrate(uint64_t tsc) {
+// Cold and out of line: call_once reaches thread-local state, and inlined
+// into fast_ns its TLS lookup ran on every call, calibrated or not.
+[[gnu::noinline, gnu::cold]] uint64_t calibrate(uint64_t tsc) {
     std::call_once(g_tsc.origin, [tsc] {
         g_tsc.tsc0 = tsc;
         g_tsc.ns0 = now_ns();

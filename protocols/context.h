@@ -86,6 +86,7 @@ struct rdmx_context final : rdmx::TransportSink {
     // receive path takes a lock or an atomic read-modify-write.
     bool app_mt = true;
     bool engine_mt = true;
+    bool progress_thread_on = false;  // RDMX_PROGRESS=thread in a job of more than one
 
     // Transports, in creation order (destroyed in reverse), and the lane of
     // each peer.

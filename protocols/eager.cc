@@ -166,9 +166,20 @@ static void stall(Ctx *c, int peer, rdmx_request *r) {
 
 bool send_at_post(Ctx *c, int peer, uint8_t space, int tag, const void *buf, size_t len) {
     if (len >= c->rndv_thresh || c->fatal.load(std::memory_order_relaxed) != 0) return false;
-    const Peer &p = peer_of(c, peer);
-    if (p.failed || p.t == nullptr || !p.pending.empty() || !can_post(c, peer, len)) return false;
-    return post_msg(c, peer, wire::MsgType::kEager, space, tag, len, 0, buf, len);
+    Peer &p = peer_of(c, peer);
+    // Queued sends and control messages go first.
+    if (p.failed || p.t == nullptr || !p.pending.empty() || !p.ctrl_q.empty()) return false;
+    MsgOut m;
+    m.type = wire::MsgType::kEager;
+    m.space = space;
+    m.tag = tag;
+    m.length = len;
+    m.body = buf;
+    m.body_len = len;
+    if (p.t->try_send(peer, m) != Transport::Post::kSent) return false;
+    // A send to ourselves arrives at once (see post_msg).
+    if (p.self) (void)p.t->progress(false);
+    return true;
 }
 
 rdmx_status_t start_send(Ctx *c, rdmx_request *r) {

@@ -133,7 +133,10 @@ int progress_locked(Ctx *c, bool housekeeping) {
     if (!housekeeping && (++c->poll_calls & 15) == 0 && fast_ns() >= c->housekeeping_ns) housekeeping = true;
     if (housekeeping) c->housekeeping_ns = fast_ns() + kHousekeepingNs;
     int total = 0;
-    for (Transport *t : c->transports) total += t->progress(housekeeping);
+    // sm is a final class: called through its own type the call is direct
+    // (and inlined under LTO), not through the Transport table.
+    SmTransport *const sm = c->sm.get();
+    for (Transport *t : c->transports) total += t == sm ? sm->progress(housekeeping) : t->progress(housekeeping);
     // Control messages first: transfers under way finish before new work starts.
     if (c->ctrl_waiting > 0) post_waiting_ctrl(c);
     if (!c->rma_waiting.empty()) issue_waiting(c);
@@ -248,7 +251,9 @@ static bool background_work(Ctx *c) {
            !c->rndv_invs.empty() || c->ctrl_waiting > 0 || c->matcher.posted_count() > 0;
 }
 
+// Without a progress thread nobody reads these: no locked add on every wait.
 WaitScope::WaitScope(Ctx *ctx) : c(ctx) {
+    if (!c->progress_thread_on) return;
     note_app_call(c);
     c->app_waiting.fetch_add(1, std::memory_order_acq_rel);
 }
@@ -256,6 +261,7 @@ WaitScope::WaitScope(Ctx *ctx) : c(ctx) {
 // The last waiter leaving hands progress back to the progress thread at once
 // when something is still in flight (it may be asleep for kDelegatedSleepMs).
 WaitScope::~WaitScope() {
+    if (!c->progress_thread_on) return;
     if (c->app_waiting.fetch_sub(1, std::memory_order_acq_rel) != 1 || c->wake_fd < 0 ||
         c->cfg.progress != RDMX_PROGRESS_THREAD || !background_work(c))
         return;
@@ -272,14 +278,20 @@ WaitScope::~WaitScope() {
 template <class Done> static void wait_until(Ctx *c, Done done) {
     if (done()) return;
     const uint64_t spin_ns = static_cast<uint64_t>(c->cfg.spin_us) * 1000ull;
-    const uint64_t start = fast_ns();
     const bool caller = c->cfg.progress == RDMX_PROGRESS_CALLER;
     WaitScope waiting(c);
     bool spinning = spin_ns > 0;
+    // The clock is first read at the 16th spin, with the start taken as then
+    // minus nothing: most waits end in the first passes and never read it.
+    uint64_t start = 0;
     for (unsigned spins = 1; !done(); ++spins) {
         if (spinning) {
             progress(c, false);
-            if ((spins & 15) == 0 && fast_ns() - start >= spin_ns) spinning = false;
+            if ((spins & 15) == 0) {
+                const uint64_t now = fast_ns();
+                if (start == 0) start = now;
+                else if (now - start >= spin_ns) spinning = false;
+            }
         } else if (caller) {
             block_on_fds(c, 1, true, false);
         } else {

@@ -350,22 +350,34 @@ void SmTransport::wake(Peer &pe) {
 bool SmTransport::send(int peer, const MsgOut &m, bool ctrl) {
     Peer *pe = peer_of(peer);
     if (pe == nullptr || pe->state != PeerState::kUp) return false;
-    auto *closed = reinterpret_cast<SegClosed *>(pe->seg + sizeof(SegInfo) + sizeof(SegLive));
+    return send_msg(*pe, m, ctrl) == Post::kSent;
+}
+
+Transport::Post SmTransport::try_send(int peer, const MsgOut &m) {
+    Peer *pe = peer_of(peer);
+    if (pe == nullptr || pe->state != PeerState::kUp) return Post::kNoRoom;  // the engine's peer state says why
+    return send_msg(*pe, m, false);
+}
+
+// One slot for control messages stays free of data (see can_send).
+Transport::Post SmTransport::send_msg(Peer &pe, const MsgOut &m, bool ctrl) {
+    auto *closed = reinterpret_cast<SegClosed *>(pe.seg + sizeof(SegInfo) + sizeof(SegLive));
     if (closed->closed[my_idx_].load(std::memory_order_acquire) != 0) {
-        fail(*pe, RDMX_ERR_PEER_LOST, "peer closed its connection to us");
-        return false;
+        fail(pe, RDMX_ERR_PEER_LOST, "peer closed its connection to us");
+        return Post::kFailed;
     }
-    if (m.body_len > p_.eager_limit || !ring_room(*pe, ctrl ? 1 : 2)) return false;
+    if (m.body_len > p_.eager_limit || !ring_room(pe, ctrl ? 1 : 2)) return Post::kNoRoom;
     wire::MsgHdr h{};
     h.version = static_cast<uint8_t>(wire::kVersion);
     h.type = static_cast<uint8_t>(m.type);
     h.space = m.space;
     h.tag = m.tag;
     h.credits = 0;
-    h.seq = pe->send_seq++;
+    h.seq = pe.send_seq++;
     h.length = m.length;
     h.cookie = m.cookie;
-    return post_slot(*pe, SlotKind::kMsg, &h, sizeof(h), m.body, m.body_len);
+    post_slot(pe, SlotKind::kMsg, &h, sizeof(h), m.body, m.body_len);
+    return Post::kSent;
 }
 
 // Marks a slot free and advances the tail over the freed prefix; the tail

@@ -71,6 +71,7 @@ public:
 
     bool can_send(int peer, size_t body_len, bool ctrl, unsigned extra = 0) override;
     bool send(int peer, const MsgOut &m, bool ctrl) override;
+    Post try_send(int peer, const MsgOut &m) override;
     void release(int peer, uint64_t token) override;
 
     rdmx_status_t expose(int peer, void *buf, size_t len, Access a, XferMem *m, uint32_t *key) override;
@@ -178,6 +179,7 @@ private:
     void report_failures();
     void publish_closed(Peer &pe);
     bool ring_room(Peer &pe, uint32_t need);
+    Post send_msg(Peer &pe, const MsgOut &m, bool ctrl);
     bool post_slot(Peer &pe, sm::SlotKind kind, const void *a, size_t alen, const void *b, size_t blen);
     void wake(Peer &pe);
     int poll_ring(Peer &pe);

@@ -110,6 +110,13 @@ public:
     // Call only after can_send said yes. false: the post failed and the
     // peer is lost (on_peer_failed comes on the next progress).
     virtual bool send(int peer, const MsgOut &m, bool ctrl) = 0;
+    // The send fast path: can_send and send in one call (a transport
+    // overrides it to check room once). kNoRoom: nothing was posted.
+    enum class Post : uint8_t { kSent, kNoRoom, kFailed };
+    virtual Post try_send(int peer, const MsgOut &m) {
+        if (!can_send(peer, m.body_len, false)) return Post::kNoRoom;
+        return send(peer, m, false) ? Post::kSent : Post::kFailed;
+    }
     // Gives back an arrival's buffer (and the credit it holds).
     virtual void release(int peer, uint64_t token) = 0;
 
