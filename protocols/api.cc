@@ -316,10 +316,14 @@ rdmx_status_t rdmx_irecv(rdmx_context_h ctx, void *buf, size_t len, int source, 
     return rdmx_irecv_in(ctx, RDMX_TAGSPACE_USER, buf, len, source, tag, req_p);
 }
 
+// Checked once and posted directly: an eager send that completes at post
+// returns without a request or a second entry point.
 rdmx_status_t rdmx_send(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag) {
     rdmx_request_h r = nullptr;
-    rdmx_status_t st = rdmx_isend(ctx, buf, len, dest, tag, &r);
-    return st != RDMX_OK ? st : rdmx_wait(&r, nullptr);
+    const int sp = RDMX_TAGSPACE_USER;
+    if (rdmx_status_t st = check_p2p("rdmx_send", ctx, sp, buf, len, dest, false, tag, &r)) return st;
+    rdmx_status_t st = guarded("rdmx_send", [&] { return do_isend(ctx, sp, buf, len, dest, tag, &r); });
+    return st != RDMX_OK || r == nullptr ? st : rdmx_wait(&r, nullptr);
 }
 
 rdmx_status_t rdmx_recv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_msg_info_t *info_p) {
