@@ -165,6 +165,21 @@ std::string Ctx::rank_name(int r) {
   return "rank " + std::to_string(r) + " (" + h[static_cast<std::size_t>(r)] + ")";
 }
 
+double IterTimes::percentile_seconds(unsigned permille) {
+  constexpr unsigned kWhole = 1000;
+  if (ticks_.empty() || t1_ <= t0_ || w1_ <= w0_ || permille == 0 || permille > kWhole) {
+    return kNaN;
+  }
+  if (!sorted_) {
+    std::sort(ticks_.begin(), ticks_.end());
+    sorted_ = true;
+  }
+  // Nearest rank: the smallest sample with at least `permille` of them at or below it.
+  std::size_t rank = (ticks_.size() * permille + kWhole - 1) / kWhole;
+  double seconds_per_tick = (w1_ - w0_) / static_cast<double>(t1_ - t0_);
+  return static_cast<double>(ticks_[rank - 1]) * seconds_per_tick;
+}
+
 Counts loop_counts(const Options &opt, std::size_t size, Loop kind) {
   bool large = size > kLargeMessage;
   long iters = 0;

@@ -6,10 +6,15 @@
 #include "options.h"
 #include "report.h"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 namespace rdmxbench {
 
@@ -138,6 +143,58 @@ class Stopwatch {
   bool running_ = false;
   double t0_ = 0.0;
   double acc_ = 0.0;
+};
+
+// A cycle count for timing single iterations. The backends' wtime() can be a
+// system call (a guest whose kernel does not trust the TSC reads the HPET
+// through clock_gettime: microseconds under emulation), which would inflate
+// the very interval it brackets; the TSC costs nanoseconds. IterTimes turns
+// ticks into seconds with a rate measured against wtime() over the loop.
+inline std::uint64_t ticks_now() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __rdtsc();
+#else
+  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+
+// A percentile as a fraction in thousandths (integer, so that 99% of 100
+// samples is exactly the 99th and not, by rounding, the 100th).
+struct Permille {
+  const char *column;
+  unsigned value;
+};
+inline constexpr Permille kLatencyPercentiles[] = {{"P50(us)", 500}, {"P99(us)", 990}, {"P99.9(us)", 999}};
+
+// The duration of every timed iteration, in ticks, stored in a vector sized
+// before the loop (no allocation while timing), and the tick rate measured
+// between calibrate_begin() and calibrate_end() (the whole timed loop).
+class IterTimes {
+ public:
+  IterTimes(const Backend &be, std::size_t iters) : be_(be), ticks_(iters, 0) {}
+  void calibrate_begin() {
+    w0_ = be_.wtime();
+    t0_ = ticks_now();
+  }
+  void calibrate_end() {
+    t1_ = ticks_now();
+    w1_ = be_.wtime();
+  }
+  void record(std::size_t i, std::uint64_t begin, std::uint64_t end) {
+    if (i < ticks_.size()) {
+      ticks_[i] = end - begin;
+    }
+  }
+  // Nearest-rank percentile of the recorded durations in seconds (sorts
+  // them); NaN without samples or without a usable rate.
+  double percentile_seconds(unsigned permille);
+
+ private:
+  const Backend &be_;
+  std::vector<std::uint64_t> ticks_;
+  bool sorted_ = false;
+  double w0_ = 0.0, w1_ = 0.0;
+  std::uint64_t t0_ = 0, t1_ = 0;
 };
 
 // A byte buffer (page-aligned storage is not needed by either backend).

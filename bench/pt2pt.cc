@@ -29,16 +29,24 @@ void note_verify(Ctx &ctx, Table &t) {
   }
 }
 
-// Rank 0: send a ping, wait for the pong.
-void ping(Ctx &ctx, long i, std::size_t size, Bytes &sbuf, Bytes &rbuf, Stopwatch &sw) {
+// Rank 0: send a ping, wait for the pong. Its round trip goes into `times`
+// (index `slot`, negative during warm-up): the cycle counter is read just
+// before the send and just after the receive, nothing else in between.
+void ping(Ctx &ctx, long i, long slot, std::size_t size, Bytes &sbuf, Bytes &rbuf, Stopwatch &sw,
+          IterTimes &times) {
   auto iter = static_cast<std::uint64_t>(i);
   if (ctx.opt.verify) {
     pattern_fill(sbuf.data(), size, pattern_seed(0, 1, iter, size));
   }
   sw.start();
+  std::uint64_t t0 = ticks_now();
   ctx.check(ctx.be.send(sbuf.data(), size, 1, kTagLatency), "send (latency ping)", 1, size);
   ctx.check(ctx.be.recv(rbuf.data(), size, 1, kTagLatency), "recv (latency pong)", 1, size);
+  std::uint64_t t1 = ticks_now();
   sw.stop();
+  if (slot >= 0) {
+    times.record(static_cast<std::size_t>(slot), t0, t1);
+  }
   ctx.after_recv(rbuf.data(), size);
   if (ctx.opt.verify) {
     ctx.verify(rbuf.data(), size, pattern_seed(1, 0, iter, size), Where{"latency", 1, 0, iter, size});
@@ -57,24 +65,34 @@ void pong(Ctx &ctx, long i, std::size_t size, Bytes &sbuf, Bytes &rbuf) {
   }
 }
 
-double latency_one(Ctx &ctx, std::size_t size, Bytes &sbuf, Bytes &rbuf) {
+// One size's row: the average half round trip (total time over iterations,
+// as OSU) and the percentiles of the per-iteration half round trips (rank 0).
+std::vector<double> latency_one(Ctx &ctx, std::size_t size, Bytes &sbuf, Bytes &rbuf) {
   Counts c = loop_counts(ctx.opt, size, Loop::latency);
   Stopwatch sw(ctx.be, ctx.opt.verify);
+  IterTimes times(ctx.be, ctx.rank == 0 ? static_cast<std::size_t>(c.iters) : 0);
   if (ctx.rank == 1 && ctx.opt.verify) {
     pattern_fill(sbuf.data(), size, pattern_seed(1, 0, 0, size));
   }
   for (long i = 0; i < c.warmup + c.iters; ++i) {
     if (i == c.warmup) {
       sw.reset();
+      times.calibrate_begin();
     }
     if (ctx.rank == 0) {
-      ping(ctx, i, size, sbuf, rbuf, sw);
+      ping(ctx, i, i - c.warmup, size, sbuf, rbuf, sw, times);
     } else {
       pong(ctx, i, size, sbuf, rbuf);
     }
   }
   sw.finish();
-  return sw.seconds() * 1e6 / (2.0 * static_cast<double>(c.iters));
+  times.calibrate_end();
+  constexpr double kHalfRoundTripUs = 1e6 / 2.0;
+  std::vector<double> row{static_cast<double>(size), sw.seconds() * kHalfRoundTripUs / static_cast<double>(c.iters)};
+  for (const Permille &p : kLatencyPercentiles) {
+    row.push_back(times.percentile_seconds(p.value) * kHalfRoundTripUs);
+  }
+  return row;
 }
 
 // One size of bw/bibw/mr for this rank's role; returns the timed seconds.
@@ -108,8 +126,14 @@ double mbps(double bytes, double seconds) { return seconds > 0 ? bytes / 1e6 / s
 }  // namespace
 
 Table &run_latency(Ctx &ctx, const std::vector<std::size_t> &sizes) {
-  Table &t = ctx.begin_table(make_table("latency", "OSU-style Latency Test: ranks 0 and 1, half the round trip",
-                                        {"Size", "Latency(us)"}));
+  std::vector<std::string> cols{"Size", "Latency(us)"};
+  for (const Permille &p : kLatencyPercentiles) {
+    cols.emplace_back(p.column);
+  }
+  Table &t = ctx.begin_table(
+      make_table("latency", "OSU-style Latency Test: ranks 0 and 1, half the round trip", std::move(cols)));
+  t.notes.push_back("Latency(us): average; P50/P99/P99.9: nearest-rank percentiles of each iteration's half round "
+                    "trip (send + receive, timed by rank 0 with the cycle counter)");
   note_verify(ctx, t);
   if (ctx.rank <= 1) {
     std::size_t top = sizes.empty() ? 1 : std::max<std::size_t>(sizes.back(), 1);
@@ -117,9 +141,9 @@ Table &run_latency(Ctx &ctx, const std::vector<std::size_t> &sizes) {
     Bytes rbuf(top, 0);
     for (std::size_t k = 0; k < sizes.size(); ++k) {
       ctx.progress(step_text("latency", sizes[k], k, sizes.size()));
-      double us = latency_one(ctx, sizes[k], sbuf, rbuf);
+      std::vector<double> row = latency_one(ctx, sizes[k], sbuf, rbuf);
       if (ctx.root()) {
-        ctx.add_row(t, {static_cast<double>(sizes[k]), us});
+        ctx.add_row(t, std::move(row));
       }
     }
   }

@@ -86,10 +86,18 @@ if(TARGET rdmx-bench)
     PASS_REGULAR_EXPRESSION "VERIFY FAILED: latency message")
 endif()
 
+# scripts/perf/report.py (the guest comparison's report) on made-up raw
+# directories: tables, per-mode targets and --check, percentiles, spread.
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME bench_perf_report COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/perf/report_test.py
+    ${Python3_EXECUTABLE})
+  set_tests_properties(bench_perf_report PROPERTIES LABELS unit TIMEOUT 60 PASS_REGULAR_EXPRESSION "perf report: OK")
+endif()
+
 # rdmx-info --json parses, even with quotes, backslashes and control
 # characters in a setting (its strings go through nlohmann::json).
 if(TARGET rdmx-info)
-  find_package(Python3 COMPONENTS Interpreter QUIET)
   if(Python3_Interpreter_FOUND)
     set(_dev "a\"b\\c\t")
     add_test(NAME info.json COMMAND sh -c "\"$1\" --json | \"$2\" \"$3\" \"$4\""

@@ -2,21 +2,25 @@
 # rdmx against perftest and Open MPI, side by side, in one boot of the
 # Soft-RoCE guest (or natively on a host with RDMA devices).
 #
-# Usage: scripts/perf/compare.sh [--build DIR] [--reps N] [--out FILE] [--raw DIR] [--budget S] [--check]
+# Usage: scripts/perf/compare.sh [--build DIR] [--reps N] [--metrics LIST] [--out FILE] [--raw DIR]
+#                                [--budget S] [--check]
 #
-#   --build DIR   build tree holding bench/rdmx-bench and bench/rdmx-bench-mpi (default: build)
-#   --reps N      interleaved repetitions of every run (default 3)
-#   --out FILE    markdown file whose perf:begin/perf:end block is replaced
-#                 (default: docs/performance.md; '-' prints only)
-#   --raw DIR     keep every run's raw output in DIR (default: a new temporary directory)
-#   --budget S    seconds of measuring after which remaining runs are skipped (default 900)
-#   --check       exit 1 if a target is missed or a component failed
+#   --build DIR     build tree holding bench/rdmx-bench and bench/rdmx-bench-mpi (default: build)
+#   --reps N        interleaved repetitions of every run (default 5)
+#   --metrics LIST  comma-separated subset of lat,bw,mr (default: all three)
+#   --out FILE      markdown file whose perf:begin/perf:end block is replaced
+#                   (default: docs/performance.md; '-' prints only)
+#   --raw DIR       keep every run's raw output in DIR (default: a new temporary directory)
+#   --budget S      seconds of measuring after which remaining runs are skipped
+#                   (default 200 per rep of all three metrics)
+#   --check         exit 1 if a target is missed or a component failed
 #
 # Inside one guest (scripts/vm/run.sh), for each rep and each metric, it runs
 # perftest, then rdmx-bench-mpi on Open MPI (pml ucx, rc_v), then rdmx-bench on
-# rdmx, all between the same two devices (rank 0 / server on rxe0, rank 1 /
-# client on rxe1, across the veth), and then prints and writes the medians,
-# the ratios and the targets. See docs/performance.md.
+# rdmx with RDMX_PROGRESS=caller and with RDMX_PROGRESS=thread, all between
+# the same two devices (rank 0 / server on rxe0, rank 1 / client on rxe1,
+# across the veth), and then prints and writes the medians, the percentiles,
+# the spread over the reps, the ratios and the targets. See docs/performance.md.
 set -euo pipefail
 
 prog="perf"
@@ -24,13 +28,14 @@ die() { echo "$prog: error: $*" >&2; exit 2; }
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 top="$(cd -- "$here/../.." && pwd -P)"
 
-usage() { sed -n '5,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 build="$top/build"
-reps=3
+reps=5
+metrics="lat,bw,mr"
 outfile="$top/docs/performance.md"
 rawdir=""
-budget=900
+budget=""
 check=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -42,6 +47,8 @@ while [ $# -gt 0 ]; do
     --out=*) outfile="${1#*=}"; shift ;;
     --raw) [ $# -ge 2 ] || die "--raw needs a value"; rawdir="$2"; shift 2 ;;
     --raw=*) rawdir="${1#*=}"; shift ;;
+    --metrics) [ $# -ge 2 ] || die "--metrics needs a value"; metrics="$2"; shift 2 ;;
+    --metrics=*) metrics="${1#*=}"; shift ;;
     --budget) [ $# -ge 2 ] || die "--budget needs a value"; budget="$2"; shift 2 ;;
     --budget=*) budget="${1#*=}"; shift ;;
     --check) check=1; shift ;;
@@ -50,6 +57,15 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || die "--reps wants a positive integer, got '$reps'"
+[[ "$metrics" =~ ^(lat|bw|mr)(,(lat|bw|mr))*$ ]] || die "--metrics wants a comma-separated subset of lat,bw,mr, got '$metrics'"
+metrics="${metrics//,/ }"
+n_metrics=$(wc -w <<<"$metrics")
+# Three contenders measured about 90 s per rep of every metric on an idle
+# host; four, with 1,000-iteration latency runs, take about a third more.
+# On a loaded host (load average near 10 on 2 CPUs) one rep took 584 s:
+# give --budget there.
+budget_default=$((200 * reps * n_metrics / 3))
+[ -n "$budget" ] || budget=$budget_default
 [[ "$budget" =~ ^[1-9][0-9]*$ ]] || die "--budget wants seconds, got '$budget'"
 build="$(cd -- "$build" 2>/dev/null && pwd -P)" || die "no build directory '$build' (configure and build first, see docs/performance.md)"
 bench="$build/bench/rdmx-bench"
@@ -76,6 +92,10 @@ fi
 # ------------------------------------------------------------ parameters ---
 # Sized for Soft-RoCE under TCG (8 B latency 20-40 us, 30-40 MB/s, and much
 # worse on a loaded host); PERF_* variables in the environment override them.
+# Latency: ib_send_lat -n PERF_LAT_ITERS; rdmx-bench(-mpi) scales OSU's counts
+# by PERF_LAT_SCALE (0.1: 1,000 iterations up to 8 KiB, 100 above), so that
+# the 8 B percentiles rest on 1,000 samples in all three (p99.9: the second
+# largest) while the sweep up to 64 KiB stays within a few seconds.
 cat >"$rawdir/config.env" <<EOF
 PERF_REPS=$reps
 PERF_BUDGET=$budget
@@ -87,7 +107,11 @@ PERF_PT_PORT=${PERF_PT_PORT:-18515}
 PERF_LAT_SIZES="${PERF_LAT_SIZES:-8 1024 16384}"
 PERF_LAT_MIN=${PERF_LAT_MIN:-8}
 PERF_LAT_MAX=${PERF_LAT_MAX:-65536}
-PERF_LAT_ITERS=${PERF_LAT_ITERS:-200}
+PERF_METRICS="$metrics"
+PERF_RDMX_PROGRESS="${PERF_RDMX_PROGRESS:-caller thread}"
+PERF_RDMX_ENV="${PERF_RDMX_ENV:-}"
+PERF_LAT_ITERS=${PERF_LAT_ITERS:-1000}
+PERF_LAT_SCALE=${PERF_LAT_SCALE:-0.1}
 PERF_LAT_WARMUP=${PERF_LAT_WARMUP:-20}
 PERF_BW_SIZES="${PERF_BW_SIZES:-65536 1048576 4194304}"
 PERF_BW_MIN=${PERF_BW_MIN:-4096}
@@ -124,7 +148,8 @@ echo "load_end=$(cut -d' ' -f1 /proc/loadavg)" >>"$rawdir/host.env"
 # The command as the report shows it: the options that change the results
 # (where the build, the raw files and the report go does not).
 cmdline="scripts/perf/compare.sh --reps $reps"
-[ "$budget" != 900 ] && cmdline+=" --budget $budget"
+[ "$metrics" != "lat bw mr" ] && cmdline+=" --metrics ${metrics// /,}"
+[ "$budget" != "$budget_default" ] && cmdline+=" --budget $budget"
 report=(python3 "$here/report.py" "$rawdir" --out "$outfile" --bed-status "$vrc" --command "$cmdline")
 [ "$check" = 1 ] && report+=(--check)
 "${report[@]}"

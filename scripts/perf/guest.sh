@@ -10,7 +10,9 @@
 # to OUTDIR: meta.env (versions, guest), runs.tsv (one line per run: rep,
 # metric, tool, key, status, exit code, seconds, packets sent by each device,
 # output file, note) and raw/ (each run's output). Runs are interleaved:
-# for each rep, for each metric, perftest, Open MPI, rdmx. A run that fails
+# for each rep, for each metric, perftest, then Open MPI and rdmx in each
+# progress mode (RDMX_PROGRESS=caller, thread), in an order rotated by one
+# each rep. A run that fails
 # or times out is recorded and the next one starts; runs that would start
 # after the time budget are recorded as skipped.
 set -u
@@ -18,6 +20,7 @@ set -u
 out="${1:?usage: guest.sh OUTDIR}"
 # shellcheck source=/dev/null
 . "$out/config.env" || { echo "perf: cannot read $out/config.env" >&2; exit 125; }
+: "${PERF_RDMX_PROGRESS:=caller thread}" "${PERF_METRICS:=lat bw mr}"
 raw="$out/raw"
 mkdir -p "$raw"
 runs="$out/runs.tsv"
@@ -189,6 +192,8 @@ perftest() {
 }
 
 # bench REP METRIC TOOL SUBCOMMAND ARGS...: rdmx-bench(-mpi) under mpirun.
+# TOOL is ompi (rdmx-bench-mpi on Open MPI) or rdmx-MODE (rdmx-bench with
+# RDMX_PROGRESS=MODE, caller or thread).
 bench() {
   local rep="$1" metric="$2" tool="$3" sub="$4"
   shift 4
@@ -212,8 +217,15 @@ bench() {
       -np 1 "${ucx[@]}" -x "UCX_NET_DEVICES=$dev1:1" "$PERF_BENCH_MPI" "${args[@]}" \
       >"$f.txt" 2>&1 </dev/null
   else
-    timeout -k 10 "$PERF_MPI_TIMEOUT" mpirun "${common[@]}" -np 2 \
-      -x "RDMX_DEVICE=$dev0,$dev1" "$PERF_BENCH" "${args[@]}" \
+    # rc + self only, like Open MPI's rc_v + self: both ranks share the
+    # guest, and rdmx's default list would put them on shared memory.
+    # PERF_RDMX_ENV: further VAR=VALUE settings for rdmx (to try a knob).
+    local extra=() kv
+    for kv in ${PERF_RDMX_ENV:-}; do
+      extra+=(-x "$kv")
+    done
+    timeout -k 10 "$PERF_MPI_TIMEOUT" mpirun "${common[@]}" -np 2 -x RDMX_TRANSPORTS=rc,self "${extra[@]}" \
+      -x "RDMX_DEVICE=$dev0,$dev1" -x "RDMX_PROGRESS=${tool#rdmx-}" "$PERF_BENCH" "${args[@]}" \
       >"$f.txt" 2>&1 </dev/null
   fi
   rc=$?
@@ -242,32 +254,58 @@ pt_bw_iters() {  # iterations moving about PERF_PT_BW_BYTES at SIZE, clamped
   echo "$n"
 }
 
+# Open MPI, then rdmx in each progress mode asked for.
+tools=(ompi)
+for m in $PERF_RDMX_PROGRESS; do
+  tools+=("rdmx-$m")
+done
+has_metric() { [[ " $PERF_METRICS " == *" $1 "* ]]; }
+# This rep's order of the rdmx-bench(-mpi) contenders: rotated by one each
+# rep, so that none of them always runs first (right after perftest's own
+# processes) or last.
+rotate_tools() {  # rotate_tools REP -> rep_tools
+  local n=${#tools[@]} k i
+  k=$(((${1} - 1) % n))
+  rep_tools=()
+  for ((i = 0; i < n; i++)); do
+    rep_tools+=("${tools[$(((i + k) % n))]}")
+  done
+}
+
 note "devices: $dev0 ($addr0, GID $gid0) <-> $dev1 ($addr1, GID $gid1); $PERF_REPS reps, budget ${PERF_BUDGET}s"
+note "metrics: $PERF_METRICS; contenders: perftest ${tools[*]}"
 for ((rep = 1; rep <= PERF_REPS; rep++)); do
+  rotate_tools "$rep"
   # --- latency: ping-pong, half the round trip
-  for s in $PERF_LAT_SIZES; do
-    perftest "$rep" lat "$s" ib_send_lat -s "$s" -n "$PERF_LAT_ITERS"
-  done
-  for tool in ompi rdmx; do
-    bench "$rep" lat "$tool" latency --min-size "$PERF_LAT_MIN" --max-size "$PERF_LAT_MAX" \
-      --iters "$PERF_LAT_ITERS" --warmup "$PERF_LAT_WARMUP"
-  done
+  if has_metric lat; then
+    for s in $PERF_LAT_SIZES; do
+      perftest "$rep" lat "$s" ib_send_lat -s "$s" -n "$PERF_LAT_ITERS"
+    done
+    for tool in "${rep_tools[@]}"; do
+      bench "$rep" lat "$tool" latency --min-size "$PERF_LAT_MIN" --max-size "$PERF_LAT_MAX" \
+        --iters-scale "$PERF_LAT_SCALE" --warmup "$PERF_LAT_WARMUP"
+    done
+  fi
   # --- bandwidth: one direction
-  for s in $PERF_BW_SIZES; do
-    n="$(pt_bw_iters "$s")"
-    perftest "$rep" bw "write-$s" ib_write_bw -s "$s" -n "$n"
-    perftest "$rep" bw "read-$s" ib_read_bw -s "$s" -n "$n"
-  done
-  for tool in ompi rdmx; do
-    bench "$rep" bw "$tool" bw --min-size "$PERF_BW_MIN" --max-size "$PERF_BW_MAX" \
-      --window "$PERF_BW_WINDOW" --iters-scale "$PERF_BW_SCALE"
-  done
+  if has_metric bw; then
+    for s in $PERF_BW_SIZES; do
+      n="$(pt_bw_iters "$s")"
+      perftest "$rep" bw "write-$s" ib_write_bw -s "$s" -n "$n"
+      perftest "$rep" bw "read-$s" ib_read_bw -s "$s" -n "$n"
+    done
+    for tool in "${rep_tools[@]}"; do
+      bench "$rep" bw "$tool" bw --min-size "$PERF_BW_MIN" --max-size "$PERF_BW_MAX" \
+        --window "$PERF_BW_WINDOW" --iters-scale "$PERF_BW_SCALE"
+    done
+  fi
   # --- message rate: 8 B sends, one pair
-  perftest "$rep" mr "send-$PERF_MR_SIZE" ib_send_bw -s "$PERF_MR_SIZE" -n "$PERF_PT_MR_ITERS"
-  for tool in ompi rdmx; do
-    bench "$rep" mr "$tool" mr --min-size "$PERF_MR_SIZE" --max-size "$PERF_MR_SIZE" \
-      --window "$PERF_MR_WINDOW" --iters "$PERF_MR_ITERS" --warmup "$PERF_MR_WARMUP"
-  done
+  if has_metric mr; then
+    perftest "$rep" mr "send-$PERF_MR_SIZE" ib_send_bw -s "$PERF_MR_SIZE" -n "$PERF_PT_MR_ITERS"
+    for tool in "${rep_tools[@]}"; do
+      bench "$rep" mr "$tool" mr --min-size "$PERF_MR_SIZE" --max-size "$PERF_MR_SIZE" \
+        --window "$PERF_MR_WINDOW" --iters "$PERF_MR_ITERS" --warmup "$PERF_MR_WARMUP"
+    done
+  fi
 done
 echo "elapsed=$((SECONDS - t_start))" >>"$out/meta.env"
 note "measurements done in $((SECONDS - t_start)) s"

@@ -5,9 +5,12 @@ Usage (by compare.sh): report.py RAWDIR [--out FILE|-] [--command CMD]
                                         [--bed-status N] [--check]
 
 Reads RAWDIR/runs.tsv, RAWDIR/meta.env, RAWDIR/config.env and the raw outputs
-under RAWDIR/raw, prints a markdown report (medians per size, ratios, targets)
-and, unless --out is '-', replaces the block between <!-- perf:begin --> and
-<!-- perf:end --> in FILE with it. Python standard library only.
+under RAWDIR/raw, prints a markdown report (medians per size, ratios, targets,
+8 B latency percentiles and the spread of the 8 B latency over the reps) and,
+unless --out is '-', replaces the block between <!-- perf:begin --> and
+<!-- perf:end --> in FILE with it. rdmx is one contender per progress mode
+(tools rdmx-caller, rdmx-thread; "rdmx" in raw directories of older runs).
+Python standard library only.
 
 Exit status: 0 report written; 1 with --check when a target is missed or not
 measurable; 125 nothing was measured (FILE is left alone).
@@ -27,8 +30,30 @@ BEGIN = "<!-- perf:begin -->"
 END = "<!-- perf:end -->"
 MIB = 1048576.0  # perftest's "MB" (format_factor 0x100000); rdmx-bench's MB is 10^6
 
-TOOLS = ("perftest", "ompi", "rdmx")
+REFERENCES = ("perftest", "ompi")
 TOOL_NAMES = {"perftest": "perftest", "ompi": "Open MPI", "rdmx": "rdmx"}
+
+# The targets (issue 17's for latency and message rate), judged for each
+# rdmx progress mode on the ratio of the medians.
+LAT_PT_BOUND = 1.05   # 8 B latency at most 1.05 x ib_send_lat's
+LAT_OMPI_BOUND = 0.9  # ... and at most 0.9 x Open MPI's
+BW_PT_BOUND = 0.9     # 1 and 4 MiB bandwidth at least 0.9 x max(ib_write_bw, ib_read_bw)
+BW_OMPI_BOUND = 1.0   # ... and at least Open MPI's
+MR_OMPI_BOUND = 1.2   # 8 B message rate (window 64) at least 1.2 x Open MPI's
+
+# Latency percentiles: report.py's series, rdmx-bench's JSON column, ib_send_lat's field.
+PERCENTILES = (("p50", "P50(us)", "t_typical"), ("p99", "P99(us)", "99%"), ("p999", "P99.9(us)", "99.9%"))
+PCT_LABEL = {"p50": "p50", "p99": "p99", "p999": "p99.9"}
+OSU_LAT_ITERS = ((8192, 10000), (None, 1000))  # rdmx-bench's latency counts: up to 8 KiB, above
+
+
+def tool_name(tool):
+    """perftest, Open MPI, rdmx, rdmx caller, rdmx thread, ..."""
+    if tool in TOOL_NAMES:
+        return TOOL_NAMES[tool]
+    if tool.startswith("rdmx-"):
+        return "rdmx " + tool[len("rdmx-"):]
+    return tool
 
 
 # ------------------------------------------------------------------ input ---
@@ -79,7 +104,8 @@ def to_float(tok):
 
 
 def result_row(text, header_word, ncols):
-    """The numeric fields of the first line after the header holding header_word."""
+    """The fields of the first line after the header holding header_word whose
+    first ncols fields are numbers (later fields: a number or None)."""
     seen_header = False
     for line in text.splitlines():
         if header_word in line:
@@ -88,17 +114,24 @@ def result_row(text, header_word, ncols):
         if seen_header:
             tok = line.split()
             if len(tok) >= ncols and tok[0].isdigit() and tok[1].isdigit():
-                vals = [to_float(t) for t in tok[:ncols]]
+                vals = [to_float(t) for t in tok]
                 if all(v is not None for v in vals[:ncols]):
                     return vals
     return None
 
 
 def parse_perftest_lat(text):
-    """(t_avg, t_typical) in us from ib_send_lat's result line:
+    """{"avg", "t_typical", "99%", "99.9%"} in us (half the round trip) from
+    ib_send_lat's result line:
     bytes iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%."""
     row = result_row(text, "t_avg", 6)
-    return (row[5], row[4]) if row else None
+    if not row:
+        return None
+    got = {"avg": row[5], "t_typical": row[4]}
+    for i, key in ((7, "99%"), (8, "99.9%")):
+        if len(row) > i and row[i] is not None:
+            got[key] = row[i]
+    return got
 
 
 def parse_perftest_bw(text):
@@ -109,7 +142,8 @@ def parse_perftest_bw(text):
 
 
 def parse_bench_json(path):
-    """{size: row-tail} from rdmx-bench(-mpi)'s first table."""
+    """{size: {column: value}} from rdmx-bench(-mpi)'s first table (columns
+    after Size, by name; a null cell is left out)."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -118,12 +152,29 @@ def parse_bench_json(path):
     tables = doc.get("tables") or []
     if not tables:
         return None, doc
+    columns = tables[0].get("columns") or []
     rows = {}
     for row in tables[0].get("rows") or []:
         if not row or row[0] is None:
             continue
-        rows[snap_size(row[0])] = row[1:]
+        rows[snap_size(row[0])] = {c: float(v) for c, v in zip(columns[1:], row[1:]) if v is not None}
     return rows, doc
+
+
+# The column each metric's value comes from in rdmx-bench's table.
+BENCH_COLUMN = {"lat": "Latency(us)", "bw": "Bandwidth(MB/s)", "mr": "Messages/s"}
+
+
+def bench_lat_iters(cfg, size):
+    """Iterations rdmx-bench(-mpi) timed at size, from OSU's counts and the scale."""
+    try:
+        scale = float(cfg.get("PERF_LAT_SCALE", ""))
+    except ValueError:
+        return None
+    for top, base in OSU_LAT_ITERS:
+        if top is None or size <= top:
+            return max(1, int(math.floor(base * scale + 0.5)))
+    return None
 
 
 class Results:
@@ -133,6 +184,9 @@ class Results:
         self.meta = read_env(os.path.join(rawdir, "meta.env"))
         self.host = read_env(os.path.join(rawdir, "host.env"))
         self.reps = int(self.cfg.get("PERF_REPS", "0") or 0)
+        # rdmx's contenders, one per progress mode, in the order they ran
+        modes = self.cfg.get("PERF_RDMX_PROGRESS")
+        self.rdmx_tools = ["rdmx-" + m for m in modes.split()] if modes is not None else ["rdmx"]
         # vals[metric][series][size][rep] = value
         self.vals = {}
         # problems[(metric, tool)] = [(rep, key, status, note)]
@@ -172,6 +226,8 @@ class Results:
             p += [""] * (11 - len(p))
             rep, metric, tool, key, status, rc, secs, d0, d1, fpath, note = p[:11]
             rep = int(rep)
+            if tool not in REFERENCES and tool not in self.rdmx_tools:
+                self.rdmx_tools.append(tool)
             run = dict(rep=rep, metric=metric, tool=tool, key=key, status=status, rc=rc,
                        secs=int(secs or 0), d0=d0, d1=d1, file=fpath, note=note)
             self.runs.append(run)
@@ -194,8 +250,10 @@ class Results:
                 if not r:
                     return False
                 size = int(key)
-                self.put("lat", "perftest", size, rep, r[0])
-                self.put("lat", "perftest_typical", size, rep, r[1])
+                self.put("lat", "perftest", size, rep, r["avg"])
+                self.put("lat", "perftest_typical", size, rep, r["t_typical"])
+                for series, _, field in PERCENTILES:
+                    self.put("lat_" + series, "perftest", size, rep, r.get(field))
                 return True
             r = parse_perftest_bw(text)
             if not r:
@@ -213,16 +271,17 @@ class Results:
             return False
         if doc:
             self.version[tool] = doc.get("backend_version", "")
-        for size, tail in rows.items():
-            if not tail or tail[0] is None:
-                continue
+        for size, cols in rows.items():
+            self.put(metric, tool, size, rep, cols.get(BENCH_COLUMN.get(metric, "")))
             if metric == "mr":
-                if len(tail) >= 2 and tail[1] is not None:
-                    self.put("mr", tool, size, rep, float(tail[1]))
-                self.put("mr", tool + "_mbs", size, rep, float(tail[0]))
-            else:
-                self.put(metric, tool, size, rep, float(tail[0]))
+                self.put("mr", tool + "_mbs", size, rep, cols.get("MB/s"))
+            if metric == "lat":
+                for series, column, _ in PERCENTILES:
+                    self.put("lat_" + series, tool, size, rep, cols.get(column))
         return True
+
+    def tools(self):
+        return list(REFERENCES) + self.rdmx_tools
 
     def derive(self):
         """perftest bandwidth reference = max(write, read) in each rep."""
@@ -258,6 +317,15 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
+def spread_of(values):
+    """(count, median, min, max, max/min) of the values, or None."""
+    xs = [x for x in values if x is not None]
+    if not xs:
+        return None
+    lo, hi = min(xs), max(xs)
+    return (len(xs), statistics.median(xs), lo, hi, hi / lo if lo > 0 else float("inf"))
+
+
 def short(note, n=70):
     note = " ".join(str(note).split())
     return note if len(note) <= n else note[: n - 3] + "..."
@@ -290,16 +358,16 @@ class Report:
     def cell(self, metric, series, size, tool=None):
         per_rep = self.r.get(metric, series, size)
         if not per_rep:
-            return self.why_missing(metric, tool or series, size), None
+            return self.why_missing(metric.split("_")[0], tool or series, size), None
         m = median(per_rep.values())
         s = fmt_val(m, metric)
         if len(per_rep) < self.r.reps:
             s += f" ({len(per_rep)}/{self.r.reps} reps)"
         return s, m
 
-    def ratio(self, metric, size, ref):
-        """rdmx's median over ref's median (each over the reps it has)."""
-        a = median(self.r.get(metric, "rdmx", size).values())
+    def ratio(self, metric, size, ref, tool):
+        """tool's median over ref's median (each over the reps it has)."""
+        a = median(self.r.get(metric, tool, size).values())
         b = median(self.r.get(metric, ref, size).values())
         return a / b if a is not None and b else None
 
@@ -310,19 +378,22 @@ class Report:
         if unit_note:
             self.out(unit_note)
             self.out()
-        self.out(f"| size | {ref_label} | Open MPI | rdmx | rdmx/perftest | rdmx/Open MPI |")
-        self.out("| ---: | ---: | ---: | ---: | ---: | ---: |")
+        heads = [ref_label, "Open MPI"] + [tool_name(t) for t in r.rdmx_tools]
+        heads += [f"{tool_name(t)} / {ref}" for t in r.rdmx_tools for ref in ("perftest", "Open MPI")]
+        self.out("| size | " + " | ".join(heads) + " |")
+        self.out("| ---: |" + " ---: |" * len(heads))
         for size in r.sizes(metric):
             cells = [fmt_size(size)]
-            for tool in TOOLS:
+            for tool in r.tools():
                 # perftest runs at fewer sizes than the rdmx-bench sweep
                 if tool == "perftest" and not r.get(metric, tool, size) and not self.planned_pt(metric, size):
                     cells.append("")
                     continue
                 cells.append(self.cell(metric, tool, size)[0])
-            for ref in ("perftest", "ompi"):
-                q = self.ratio(metric, size, ref)
-                cells.append("" if q is None else f"{q:.2f}")
+            for tool in r.rdmx_tools:
+                for ref in REFERENCES:
+                    q = self.ratio(metric, size, ref, tool)
+                    cells.append("" if q is None else f"{q:.2f}")
             self.out("| " + " | ".join(cells) + " |")
         self.out()
 
@@ -330,9 +401,9 @@ class Report:
         key = {"lat": "PERF_LAT_SIZES", "bw": "PERF_BW_SIZES", "mr": "PERF_MR_SIZE"}[metric]
         return str(size) in self.r.cfg.get(key, "").split()
 
-    def target(self, label, metric, size, ref, op, bound):
-        q = self.ratio(metric, size, ref)
-        mine = self.cell(metric, "rdmx", size)
+    def target(self, label, metric, size, ref, op, bound, tool):
+        q = self.ratio(metric, size, ref, tool)
+        mine = self.cell(metric, tool, size)
         theirs = self.cell(metric, ref, size)
         if q is None:
             missing = mine[0] if mine[1] is None else theirs[0]
@@ -342,7 +413,7 @@ class Report:
             ok = q <= bound if op == "<=" else q >= bound
             verdict = "MET" if ok else "MISSED"
             detail = f"{q:.2f}"
-        self.targets.append((label, mine[0], theirs[0], f"{op} {bound:.2f}", detail, verdict))
+        self.targets.append((f"{label} ({tool_name(tool)})", mine[0], theirs[0], f"{op} {bound:.2f}", detail, verdict))
 
     def build(self):
         r = self.r
@@ -362,13 +433,26 @@ class Report:
                  f"{meta.get('dev1', '?')} ({meta.get('addr1', '?')}); active MTU {meta.get('active_mtu', '?')}.")
         self.out(f"- **Software**: perftest {meta.get('perftest', '?')} (package {meta.get('perftest_pkg', '?')}), "
                  f"Open MPI {meta.get('ompi', '?')} with UCX {meta.get('ucx', '?')} (pml ucx, UCX_TLS=rc_v,self), "
-                 f"{r.version.get('rdmx', 'rdmx ?')}.")
-        self.out(f"- **Reps**: {r.reps}, interleaved (each rep runs every metric as perftest, Open MPI, rdmx); "
+                 f"{next((r.version[t] for t in r.rdmx_tools if r.version.get(t)), 'rdmx ?')}.")
+        order = ", ".join(["Open MPI"] + [tool_name(t) for t in r.rdmx_tools])
+        if "PERF_RDMX_PROGRESS" in cfg:
+            order = f"perftest, then {order} in an order rotated by one each rep"
+            modes = "; rdmx MODE: `RDMX_PROGRESS=MODE`, `RDMX_TRANSPORTS=rc,self`"
+            if cfg.get("PERF_RDMX_ENV"):
+                modes += ", " + ", ".join(f"`{kv}`" for kv in cfg["PERF_RDMX_ENV"].split())
+        else:
+            order, modes = "perftest, " + order, ""
+        self.out(f"- **Reps**: {r.reps}, interleaved (each rep runs every metric as {order}{modes}); "
                  f"medians over reps, ratios of medians. Measuring took {meta.get('elapsed', '?')} s.")
+        if "PERF_LAT_SCALE" in cfg:
+            lat_counts = (f"latency --iters-scale {cfg.get('PERF_LAT_SCALE')} ({bench_lat_iters(cfg, 8)} iterations up to "
+                          f"8 KiB, {bench_lat_iters(cfg, 16384)} above)")
+        else:
+            lat_counts = f"latency --iters {cfg.get('PERF_LAT_ITERS')}"
         self.out(f"- **Counts**: ib_send_lat -n {cfg.get('PERF_LAT_ITERS')}; ib_write_bw/ib_read_bw -n = "
                  f"{int(cfg.get('PERF_PT_BW_BYTES', '0')) >> 20} MiB / size within "
                  f"[{cfg.get('PERF_PT_BW_MIN_ITERS')}, {cfg.get('PERF_PT_BW_MAX_ITERS')}]; ib_send_bw -s {cfg.get('PERF_MR_SIZE')} "
-                 f"-n {cfg.get('PERF_PT_MR_ITERS')}; rdmx-bench(-mpi) latency --iters {cfg.get('PERF_LAT_ITERS')} "
+                 f"-n {cfg.get('PERF_PT_MR_ITERS')}; rdmx-bench(-mpi) {lat_counts} "
                  f"--warmup {cfg.get('PERF_LAT_WARMUP')}, bw --window {cfg.get('PERF_BW_WINDOW')} --iters-scale "
                  f"{cfg.get('PERF_BW_SCALE')}, mr --window {cfg.get('PERF_MR_WINDOW')} --iters {cfg.get('PERF_MR_ITERS')} "
                  f"--warmup {cfg.get('PERF_MR_WARMUP')}.")
@@ -376,13 +460,22 @@ class Report:
             self.out(f"- **Test bed exit status {self.bed_status}**: the guest stopped early; missing runs show as failed or skipped.")
         self.out()
 
-        # --- targets
-        self.target("8 B latency <= 1.15 x ib_send_lat", "lat", 8, "perftest", "<=", 1.15)
-        self.target("8 B latency <= Open MPI", "lat", 8, "ompi", "<=", 1.0)
-        for size in (1 << 20, 4 << 20):
-            self.target(f"{fmt_size(size)} bandwidth >= 0.9 x max(ib_write_bw, ib_read_bw)", "bw", size, "perftest", ">=", 0.9)
-            self.target(f"{fmt_size(size)} bandwidth >= Open MPI", "bw", size, "ompi", ">=", 1.0)
-        self.target("8 B message rate >= Open MPI", "mr", 8, "ompi", ">=", 1.0)
+        # --- targets, for each rdmx progress mode
+        metrics = cfg.get("PERF_METRICS", "lat bw mr").split()
+        for tool in r.rdmx_tools:
+            if "lat" in metrics:
+                self.target(f"8 B latency <= {LAT_PT_BOUND:.2f} x ib_send_lat", "lat", 8, "perftest", "<=",
+                            LAT_PT_BOUND, tool)
+                self.target(f"8 B latency <= {LAT_OMPI_BOUND:.2f} x Open MPI", "lat", 8, "ompi", "<=", LAT_OMPI_BOUND,
+                            tool)
+            for size in (1 << 20, 4 << 20) if "bw" in metrics else ():
+                self.target(f"{fmt_size(size)} bandwidth >= {BW_PT_BOUND:.2f} x max(ib_write_bw, ib_read_bw)", "bw",
+                            size, "perftest", ">=", BW_PT_BOUND, tool)
+                self.target(f"{fmt_size(size)} bandwidth >= {BW_OMPI_BOUND:.2f} x Open MPI", "bw", size, "ompi", ">=",
+                            BW_OMPI_BOUND, tool)
+            if "mr" in metrics:
+                self.target(f"8 B message rate >= {MR_OMPI_BOUND:.2f} x Open MPI", "mr", 8, "ompi", ">=",
+                            MR_OMPI_BOUND, tool)
         self.out("### Targets")
         self.out()
         self.out("| target | rdmx | reference | rdmx / reference | needed | result |")
@@ -392,19 +485,89 @@ class Report:
         self.out()
 
         # --- tables
-        self.table("lat", "Latency (us, half the round trip; lower is better)",
-                   "perftest: `ib_send_lat` t_avg (send/receive ping-pong); Open MPI and rdmx: `rdmx-bench(-mpi) latency` "
-                   "(blocking send/receive ping-pong, average).", "ib_send_lat")
-        self.table("bw", "Bandwidth (MB/s = 10^6 B/s; higher is better)",
-                   "perftest: the larger of `ib_write_bw` and `ib_read_bw` in each rep (perftest prints 2^20 B/s, converted); "
-                   "Open MPI and rdmx: `rdmx-bench(-mpi) bw` (a window of nonblocking sends, then a 4-byte ack).",
-                   "max(write, read)")
-        self.table("mr", "Message rate (messages/s; higher is better)",
-                   "perftest: `ib_send_bw` (RC send, no ack per window); Open MPI and rdmx: `rdmx-bench(-mpi) mr` with one pair.",
-                   "ib_send_bw")
+        if "lat" in metrics:
+            self.table("lat", "Latency (us, half the round trip; lower is better)",
+                       "perftest: `ib_send_lat` t_avg (send/receive ping-pong); Open MPI and rdmx: "
+                       "`rdmx-bench(-mpi) latency` (blocking send/receive ping-pong, average).", "ib_send_lat")
+            self.percentiles()
+            self.spread()
+        if "bw" in metrics:
+            self.table("bw", "Bandwidth (MB/s = 10^6 B/s; higher is better)",
+                       "perftest: the larger of `ib_write_bw` and `ib_read_bw` in each rep (perftest prints 2^20 B/s, "
+                       "converted); Open MPI and rdmx: `rdmx-bench(-mpi) bw` (a window of nonblocking sends, then a "
+                       "4-byte ack).", "max(write, read)")
+        if "mr" in metrics:
+            self.table("mr", "Message rate (messages/s; higher is better)",
+                       "perftest: `ib_send_bw` (RC send, no ack per window); Open MPI and rdmx: `rdmx-bench(-mpi) mr` "
+                       "with one pair.", "ib_send_bw")
         self.detail()
         self.runs_summary()
         self.out(END)
+
+    def lat_iters(self, tool, size):
+        cfg = self.r.cfg
+        if tool == "perftest":
+            return cfg.get("PERF_LAT_ITERS", "?")
+        n = bench_lat_iters(cfg, size)
+        return str(n) if n is not None else cfg.get("PERF_LAT_ITERS", "?")
+
+    def percentiles(self):
+        """Average and percentiles at the sizes perftest ran, every contender."""
+        r = self.r
+        sizes = [s for s in r.sizes("lat") if self.planned_pt("lat", s)]
+        if not sizes:
+            return
+        self.out("### Latency percentiles (us, half the round trip; lower is better)")
+        self.out()
+        self.out("Each run's average and nearest-rank percentiles of its iterations' half round trips; each cell the "
+                 "median over the reps. perftest: `ib_send_lat`'s t_avg, t_typical (its median), 99% and 99.9%; "
+                 "Open MPI and rdmx: `rdmx-bench(-mpi) latency` (each iteration timed by rank 0 with the cycle "
+                 "counter). p99.9 of 1,000 iterations is the second-largest one.")
+        self.out()
+        heads = ["average"] + [PCT_LABEL[p[0]] for p in PERCENTILES] + ["p99 / Open MPI's", "iterations"]
+        self.out("| size | contender | " + " | ".join(heads) + " |")
+        self.out("| ---: | --- |" + " ---: |" * len(heads))
+        for size in sizes:
+            ompi_p99 = median(r.get("lat_p99", "ompi", size).values())
+            for tool in r.tools():
+                cells = [self.cell("lat", tool, size)[0]]
+                cells += [self.cell("lat_" + p[0], tool, size, tool)[0] for p in PERCENTILES]
+                mine = median(r.get("lat_p99", tool, size).values())
+                q = mine / ompi_p99 if mine is not None and ompi_p99 and tool != "ompi" else None
+                cells += ["" if q is None else f"{q:.2f}", self.lat_iters(tool, size)]
+                self.out(f"| {fmt_size(size)} | {tool_name(tool)} | " + " | ".join(cells) + " |")
+        self.out()
+
+    def spread(self):
+        """How much each contender's 8 B latency moved over the reps."""
+        r = self.r
+        size = 8
+        self.out("### Spread of the 8 B latency over the reps")
+        self.out()
+        self.out("Each rep's average (ib_send_lat: t_avg) and median (p50; ib_send_lat: t_typical) half round "
+                 "trip, over the reps of this boot. Issue 17 is done when, over 10 reps in one boot, each rdmx "
+                 "mode's 8 B latency varies no more than Open MPI's: max/min at most Open MPI's (last column) and "
+                 "median at most Open MPI's (the latency targets above).")
+        self.out()
+        self.out("| contender | reps | median | min | max | max/min | p50 median | p50 max/min | max/min <= Open MPI's |")
+        self.out("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: |")
+        ompi = spread_of(r.get("lat", "ompi", size).values())
+        for tool in r.tools():
+            avg = spread_of(r.get("lat", tool, size).values())
+            p50 = spread_of(r.get("lat_p50", tool, size).values())
+            if avg is None:
+                self.out(f"| {tool_name(tool)} | 0 | {self.why_missing('lat', tool, size)} |  |  |  |  |  |  |")
+                continue
+            verdict = ""
+            if tool not in REFERENCES and ompi is not None:
+                if min(avg[0], ompi[0]) < 2:
+                    verdict = "- (1 rep)"
+                else:
+                    verdict = "yes" if avg[4] <= ompi[4] else "**no**"
+            cells = [str(avg[0])] + [fmt_val(v, "lat") for v in avg[1:4]] + [f"{avg[4]:.2f}"]
+            cells += [fmt_val(p50[1], "lat"), f"{p50[4]:.2f}"] if p50 else ["", ""]
+            self.out(f"| {tool_name(tool)} | " + " | ".join(cells) + f" | {verdict} |")
+        self.out()
 
     def detail(self):
         r = self.r
@@ -427,11 +590,14 @@ class Report:
         self.out()
         self.out("| metric | size | tool | " + " | ".join(f"rep {i}" for i in range(1, r.reps + 1)) + " |")
         self.out("| --- | ---: | --- | " + " | ".join("---:" for _ in range(r.reps)) + " |")
-        for metric, size in (("lat", 8), ("bw", 1 << 20), ("bw", 4 << 20), ("mr", 8)):
-            for tool in TOOLS:
+        for metric, size in (("lat", 8), ("lat_p99", 8), ("bw", 1 << 20), ("bw", 4 << 20), ("mr", 8)):
+            if metric not in r.vals:
+                continue
+            for tool in r.tools():
                 per = r.get(metric, tool, size)
                 cells = [fmt_val(per.get(i), metric) if per.get(i) is not None else "-" for i in range(1, r.reps + 1)]
-                self.out(f"| {metric} | {fmt_size(size)} | {TOOL_NAMES[tool]} | " + " | ".join(cells) + " |")
+                label = metric.replace("lat_", "lat ")
+                self.out(f"| {label} | {fmt_size(size)} | {tool_name(tool)} | " + " | ".join(cells) + " |")
         self.out()
 
     def runs_summary(self):
@@ -450,7 +616,7 @@ class Report:
                 continue
             counted += 1
             if min(d0, d1) < 10:
-                low.append(f"rep {run['rep']} {run['metric']} {TOOL_NAMES[run['tool']]} {run['key']}: "
+                low.append(f"rep {run['rep']} {run['metric']} {tool_name(run['tool'])} {run['key']}: "
                            f"{r.meta.get('dev0')} sent {d0}, {r.meta.get('dev1')} sent {d1} packets")
         dev0, dev1 = r.meta.get("dev0", "?"), r.meta.get("dev1", "?")
         if counted and not low:
@@ -461,18 +627,18 @@ class Report:
         by = {}
         for run in r.runs:
             by.setdefault(run["tool"], []).append(run)
-        for tool in TOOLS:
+        for tool in r.tools():
             rs = by.get(tool, [])
             if not rs:
                 continue
             ok = sum(1 for x in rs if x["status"] == "ok")
             secs = sum(x["secs"] for x in rs)
-            self.out(f"- {TOOL_NAMES[tool]}: {ok} of {len(rs)} runs succeeded, {secs} s in all.")
+            self.out(f"- {tool_name(tool)}: {ok} of {len(rs)} runs succeeded, {secs} s in all.")
         fails = [x for x in r.runs if x["status"] != "ok"]
         if fails:
             self.out("- Failed or skipped runs:")
             for x in fails[:30]:
-                self.out(f"  - rep {x['rep']} {x['metric']} {TOOL_NAMES.get(x['tool'], x['tool'])} {x['key']}: "
+                self.out(f"  - rep {x['rep']} {x['metric']} {tool_name(x['tool'])} {x['key']}: "
                          f"{x['status']} ({short(x['note'] or 'no result in the output', 200)})")
             if len(fails) > 30:
                 self.out(f"  - ... and {len(fails) - 30} more")
