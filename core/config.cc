@@ -359,6 +359,9 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                     u.peer_timeout > 0, u.peer_timeout, parse_double, show_double);
     r.field<unsigned>("RDMX_SPIN_US", "microseconds a wait busy-polls before sleeping (the progress thread: a tenth)", &spin_us, false, 0u,
                       p_unsigned, show_unsigned);
+    r.field<unsigned>("RDMX_SPIN_MAX_US", "microseconds the spin may grow to when waits keep ending just after "
+                      "falling asleep (RDMX_SPIN_US or less: a fixed spin)", &spin_max_us, false, 0u, p_unsigned,
+                      show_unsigned);
     r.field<BootMode>("RDMX_BOOTSTRAP", "how ranks find each other: auto (PMIx, else PMI-2 under Slurm, else PMI-1 "
                       "when PMI_FD is set, else a job of one), pmix, pmi1, pmi2", &boot_mode, false, BootMode::kAuto,
                       parse_boot, show_boot);
@@ -405,6 +408,7 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
         rndv_thresh = eager_limit + 1;
     }
     if (srq_depth < 16) srq_depth = 16;
+    if (spin_max_us < spin_us) spin_max_us = spin_us;  // a fixed spin
     if (unexpected_max == 0) {
         RDMX_ERROR("config: RDMX_UNEXPECTED_MAX=0: at least one unexpected message must be keepable");
         return RDMX_ERR_INVALID_ARG;

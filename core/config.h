@@ -35,6 +35,7 @@ struct Config {
     double connect_timeout = 60.0;
     double peer_timeout = 30.0;
     unsigned spin_us = 200;        // RDMX_SPIN_US: a wait busy-polls this long before sleeping
+    unsigned spin_max_us = 5000;   // RDMX_SPIN_MAX_US: how far that budget may grow (progress.cc, adapt_spin)
     unsigned sq_depth = 128;       // RDMX_SQ_DEPTH: send-queue slots per connection (a testing knob)
     // Rendezvous.
     enum class RndvProto : uint8_t { kAuto, kGet, kPut };

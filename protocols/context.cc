@@ -196,6 +196,7 @@ void set_thread_level(Ctx *c) {
     c->app_mt = c->cfg.threads != RDMX_THREADS_SINGLE;
     c->engine_mt = c->app_mt || progress_thread;
     c->progress_thread_on = progress_thread;
+    c->spin_ns.store(static_cast<uint64_t>(c->cfg.spin_us) * 1000ull, std::memory_order_relaxed);
     c->lock.set_enabled(c->engine_mt);
     RDMX_DEBUG("thread level %s%s: engine lock %s", c->app_mt ? "multiple" : "single",
                progress_thread ? " with a progress thread" : "", c->engine_mt ? "on" : "off");

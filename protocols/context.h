@@ -87,6 +87,10 @@ struct rdmx_context final : rdmx::TransportSink {
     bool app_mt = true;
     bool engine_mt = true;
     bool progress_thread_on = false;  // RDMX_PROGRESS=thread in a job of more than one
+    // A wait's spin budget, ns: RDMX_SPIN_US, adapted up to RDMX_SPIN_MAX_US
+    // (progress.cc, adapt_spin). Read and written by waiting threads without
+    // the lock: a lost update only delays the adaptation by one wait.
+    std::atomic<uint64_t> spin_ns{0};
 
     // Transports, in creation order (destroyed in reverse), and the lane of
     // each peer.

@@ -8,6 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <future>
 
@@ -215,8 +216,10 @@ static void block_on_fds(Ctx *c, int timeout_ms, bool cq, bool wake) {
     SleepFds s;
     s.data = cq;
     s.wake = wake;
-    if (progress_unlock(c, true, &stalled, &s) > 0 || ready) return;
-    (void)poll(s.fds, s.n, stalled ? 1 : timeout_ms);
+    // Not sleeping after all (work turned up) or after the poll: the armed
+    // transports are told either way. A left-over arm kept sm's "asleep"
+    // flag up, and every peer then paid a wake-up write() per message.
+    if (progress_unlock(c, true, &stalled, &s) == 0 && !ready) (void)poll(s.fds, s.n, stalled ? 1 : timeout_ms);
     if (cq)
         for (Transport *t : c->transports) t->after_sleep();
     if (wake && c->wake_fd >= 0 && (s.fds[s.n - 1].revents & POLLIN)) drain_wake_fd(c);
@@ -251,9 +254,10 @@ static bool background_work(Ctx *c) {
            !c->rndv_invs.empty() || c->ctrl_waiting > 0 || c->matcher.posted_count() > 0;
 }
 
-// Without a progress thread nobody reads these: no locked add on every wait.
+// At RDMX_THREADS=single without a progress thread nobody else reads these:
+// no locked add on every wait.
 WaitScope::WaitScope(Ctx *ctx) : c(ctx) {
-    if (!c->progress_thread_on) return;
+    if (!c->engine_mt) return;
     note_app_call(c);
     c->app_waiting.fetch_add(1, std::memory_order_acq_rel);
 }
@@ -261,7 +265,7 @@ WaitScope::WaitScope(Ctx *ctx) : c(ctx) {
 // The last waiter leaving hands progress back to the progress thread at once
 // when something is still in flight (it may be asleep for kDelegatedSleepMs).
 WaitScope::~WaitScope() {
-    if (!c->progress_thread_on) return;
+    if (!c->engine_mt) return;
     if (c->app_waiting.fetch_sub(1, std::memory_order_acq_rel) != 1 || c->wake_fd < 0 ||
         c->cfg.progress != RDMX_PROGRESS_THREAD || !background_work(c))
         return;
@@ -270,27 +274,46 @@ WaitScope::~WaitScope() {
     (void)w;
 }
 
-// Spins (driving progress) for RDMX_SPIN_US, then sleeps; never returns
-// before done() holds. done() must load with seq_cst (see req_complete).
-// The spin is timed with fast_ns() (the TSC), every 16th spin: where the
-// clocksource is not the TSC (HPET in an emulated guest) clock_gettime is a
-// system call, and reading it while spinning took an eighth of the wait.
+// The adaptive spin. A wait that had to sleep but whose completion came
+// within one spin budget of falling asleep would have been cheaper spun
+// through: a sleep and its wake-up cost a scheduler round trip (milliseconds
+// on a loaded or emulated machine), so a ping-pong whose round trips straddle
+// the budget ran at two speeds, spun or slept, from one run to the next. So
+// such a wait doubles the budget (up to RDMX_SPIN_MAX_US); a wait whose sleep
+// lasted several budgets (the peer computes; or ranks outnumber cores, where
+// spinning takes the CPU the peer needs) halves it back toward RDMX_SPIN_US.
+constexpr uint64_t kSpinShrinkAfter = 8;  // sleeps this many budgets long shrink it
+static void adapt_spin(Ctx *c, uint64_t budget, uint64_t asleep_ns) {
+    const uint64_t floor = static_cast<uint64_t>(c->cfg.spin_us) * 1000ull;
+    const uint64_t cap = static_cast<uint64_t>(c->cfg.spin_max_us) * 1000ull;
+    uint64_t next = budget;
+    if (asleep_ns < budget) next = std::min(cap, budget * 2);
+    else if (asleep_ns > kSpinShrinkAfter * budget) next = std::max(floor, budget / 2);
+    if (next != budget) c->spin_ns.store(next, std::memory_order_relaxed);
+}
+
+// Spins (driving progress) for the spin budget (RDMX_SPIN_US, adapted: see
+// adapt_spin), then sleeps; never returns before done() holds. done() must
+// load with seq_cst (see req_complete). The spin is timed with fast_ns()
+// (the TSC), every 16th spin: where the clocksource is not the TSC (HPET in
+// an emulated guest) clock_gettime is a system call, and reading it while
+// spinning took an eighth of the wait.
 template <class Done> static void wait_until(Ctx *c, Done done) {
     if (done()) return;
-    const uint64_t spin_ns = static_cast<uint64_t>(c->cfg.spin_us) * 1000ull;
+    const uint64_t spin_ns = c->spin_ns.load(std::memory_order_relaxed);
     const bool caller = c->cfg.progress == RDMX_PROGRESS_CALLER;
     WaitScope waiting(c);
     bool spinning = spin_ns > 0;
     // The clock is first read at the 16th spin, with the start taken as then
     // minus nothing: most waits end in the first passes and never read it.
-    uint64_t start = 0;
+    uint64_t start = 0, asleep_at = 0;
     for (unsigned spins = 1; !done(); ++spins) {
         if (spinning) {
             progress(c, false);
             if ((spins & 15) == 0) {
                 const uint64_t now = fast_ns();
                 if (start == 0) start = now;
-                else if (now - start >= spin_ns) spinning = false;
+                else if (now - start >= spin_ns) spinning = false, asleep_at = now;
             }
         } else if (caller) {
             block_on_fds(c, 1, true, false);
@@ -298,6 +321,7 @@ template <class Done> static void wait_until(Ctx *c, Done done) {
             sleep_until(c, done);
         }
     }
+    if (asleep_at != 0) adapt_spin(c, spin_ns, fast_ns() - asleep_at);
 }
 
 void wait_request(Ctx *c, rdmx_request *r) {

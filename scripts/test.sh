@@ -43,6 +43,13 @@ fi
 echo "==== native tests (no RDMA device needed; $(stamp)) ===="
 ctest --test-dir "$bdir" -LE verbs -j2 --output-on-failure --timeout 600 2>&1 | tee "$bdir/native.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || native=1
+# The engine's suite again at the other thread level: RDMX_THREADS=single with
+# caller progress is the lock-free path (no engine lock, no pins, no locked
+# adds); the one test whose threads call at once asks for multiple itself.
+echo "==== native sm tests at RDMX_THREADS=single ($(stamp)) ===="
+RDMX_THREADS=single RDMX_PROGRESS=caller ctest --test-dir "$bdir" -L sm -LE example -j2 --output-on-failure \
+  --timeout 600 2>&1 | tee "$bdir/native-single.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || native=1
 echo "==== fuzzers (a fixed time each, from tests/fuzz/corpus; $(stamp)) ===="
 ctest --test-dir "$fuzz" -L fuzz -j3 --output-on-failure 2>&1 | tee "$fuzz/native.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || native=1
@@ -75,7 +82,7 @@ RDMX_VM_FORCE=1 "$top/scripts/vm/run.sh" --numa --timeout 600 -- "$top/scripts/n
 numa=${PIPESTATUS[0]}
 
 echo "==== summary ($(stamp)) ===="
-for f in "$bdir/native.txt" "$asan/native.txt" "$tsan/native.txt" "$fuzz/native.txt" "$bdir/verbs-main.txt" \
+for f in "$bdir/native.txt" "$bdir/native-single.txt" "$asan/native.txt" "$tsan/native.txt" "$fuzz/native.txt" "$bdir/verbs-main.txt" \
          "$asan/verbs-asan.txt" "$tsan/verbs-tsan.txt"; do
   [ -f "$f" ] && printf '%-40s %s\n' "${f#$top/}" "$(grep -E 'tests passed' "$f" | tail -1) $(grep -o 'took [0-9]* s' "$f" | tail -1)"
 done
