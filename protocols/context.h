@@ -216,7 +216,12 @@ void rndv_send_ctrl(Ctx *c, int peer, wire::MsgType type, uint64_t length, uint6
 void rndv_queue_ctrl(Ctx *c, int peer, const CtrlMsg &m);
 void rndv_move_data(Ctx *c, int peer, rdmx_request *r);
 void rndv_watchdog(Ctx *c);
-void rndv_release(Ctx *c, rdmx_request *r);
+// Gives the transport back what it holds for r's transfer, if anything (the
+// check inline: every request completion and free passes here).
+void rndv_release_mem(Ctx *c, rdmx_request *r);
+inline void rndv_release(Ctx *c, rdmx_request *r) {
+    if (r->mem.reg != nullptr || r->mem.cached != nullptr || r->mem.window >= 0) rndv_release_mem(c, r);
+}
 // rndv_put.cc
 void rndv_put_recv_start(Ctx *c, int peer, rdmx_request *r);
 bool rndv_put_expose_queued(Ctx *c, int peer, uint64_t id);
@@ -229,6 +234,10 @@ int progress(Ctx *c, bool block_ok);
 // housekeeping: also read CM/async events and run the watchdogs now.
 int progress_locked(Ctx *c, bool housekeeping = false);
 void wait_request(Ctx *c, rdmx_request *r);
+// The spin budget after a wait that spun `budget` ns, then slept `asleep_ns`
+// (progress.cc: a short sleep doubles it up to `cap`, a long one halves it
+// down to `floor`).
+uint64_t next_spin_budget(uint64_t budget, uint64_t asleep_ns, uint64_t floor, uint64_t cap);
 // Returns once every non-null request of reqs[0..n) is done (all of ctx c).
 void wait_all(Ctx *c, rdmx_request *const *reqs, size_t n);
 // Returns once at least one non-null request of reqs[0..n) is done (all of ctx c).

@@ -137,7 +137,10 @@ int progress_locked(Ctx *c, bool housekeeping) {
     // sm is a final class: called through its own type the call is direct
     // (and inlined under LTO), not through the Transport table.
     SmTransport *const sm = c->sm.get();
-    for (Transport *t : c->transports) total += t == sm ? sm->progress(housekeeping) : t->progress(housekeeping);
+    for (Transport *t : c->transports) {
+        if (t->idle()) continue;  // self with nothing queued
+        total += t == sm ? sm->progress(housekeeping) : t->progress(housekeeping);
+    }
     // Control messages first: transfers under way finish before new work starts.
     if (c->ctrl_waiting > 0) post_waiting_ctrl(c);
     if (!c->rma_waiting.empty()) issue_waiting(c);
@@ -283,12 +286,15 @@ WaitScope::~WaitScope() {
 // lasted several budgets (the peer computes; or ranks outnumber cores, where
 // spinning takes the CPU the peer needs) halves it back toward RDMX_SPIN_US.
 constexpr uint64_t kSpinShrinkAfter = 8;  // sleeps this many budgets long shrink it
+uint64_t next_spin_budget(uint64_t budget, uint64_t asleep_ns, uint64_t floor, uint64_t cap) {
+    if (asleep_ns < budget) return std::max(floor, std::min(cap, budget * 2));
+    if (asleep_ns > kSpinShrinkAfter * budget) return std::max(floor, budget / 2);
+    return budget;
+}
+
 static void adapt_spin(Ctx *c, uint64_t budget, uint64_t asleep_ns) {
-    const uint64_t floor = static_cast<uint64_t>(c->cfg.spin_us) * 1000ull;
-    const uint64_t cap = static_cast<uint64_t>(c->cfg.spin_max_us) * 1000ull;
-    uint64_t next = budget;
-    if (asleep_ns < budget) next = std::min(cap, budget * 2);
-    else if (asleep_ns > kSpinShrinkAfter * budget) next = std::max(floor, budget / 2);
+    const uint64_t next = next_spin_budget(budget, asleep_ns, static_cast<uint64_t>(c->cfg.spin_us) * 1000ull,
+                                           static_cast<uint64_t>(c->cfg.spin_max_us) * 1000ull);
     if (next != budget) c->spin_ns.store(next, std::memory_order_relaxed);
 }
 

@@ -26,8 +26,7 @@ void unlink_req(rdmx_request *r) {
 }  // namespace
 
 // Gives back what a finished (or failed) transfer held.
-void rndv_release(Ctx *c, rdmx_request *r) {
-    if (r->mem.reg == nullptr && r->mem.cached == nullptr && r->mem.window < 0) return;
+void rndv_release_mem(Ctx *c, rdmx_request *r) {
     Peer &p = peer_of(c, r->peer);
     if (p.t != nullptr) p.t->release_mem(r->peer, &r->mem);
     r->exposed = false;

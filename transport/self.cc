@@ -100,6 +100,7 @@ bool SelfTransport::send(int, const MsgOut &m, bool) {
     std::memcpy(b, &h, sizeof(h));
     if (m.body_len > 0) std::memcpy(b + sizeof(h), m.body, m.body_len);
     queue_.emplace_back(idx, static_cast<uint32_t>(sizeof(h) + m.body_len));
+    idle_ = false;
     return true;
 }
 
@@ -150,6 +151,7 @@ bool SelfTransport::copy(int, void *local, uint64_t raddr, uint32_t key, size_t 
     else if (want == Access::kRemoteRead) std::memcpy(local, reinterpret_cast<const void *>(raddr), len);
     else std::memcpy(reinterpret_cast<void *>(raddr), local, len);
     done_.push_back({id, static_cast<uint32_t>(len), ok});
+    idle_ = false;
     return true;
 }
 
@@ -175,6 +177,7 @@ int SelfTransport::progress(bool) {
         }
     }
     in_progress_ = false;
+    idle_ = true;
     return n;
 }
 

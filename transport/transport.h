@@ -110,6 +110,11 @@ public:
     // Call only after can_send said yes. false: the post failed and the
     // peer is lost (on_peer_failed comes on the next progress).
     virtual bool send(int peer, const MsgOut &m, bool ctrl) = 0;
+    // True while progress() would find nothing to do: kept by a transport
+    // whose work only ever comes from calls into it (self), so the engine's
+    // pass skips it without a call. Others leave it false: always polled.
+    bool idle() const { return idle_; }
+
     // The send fast path: can_send and send in one call (a transport
     // overrides it to check room once). kNoRoom: nothing was posted.
     enum class Post : uint8_t { kSent, kNoRoom, kFailed };
@@ -177,6 +182,9 @@ public:
     virtual bool quiet() = 0;
     virtual void flush() = 0;
     virtual void disconnect_all(double timeout) = 0;
+
+protected:
+    bool idle_ = false;
 };
 
 }  // namespace rdmx

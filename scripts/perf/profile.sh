@@ -97,7 +97,7 @@ report() {  # NAME TITLE
   echo
 }
 
-mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x "RDMX_DEVICE=${devs[0]},${devs[1]}" \
+mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 -x "RDMX_DEVICE=${devs[0]},${devs[1]}" -x RDMX_TRANSPORTS=rc,self \
   -x "RDMX_PROGRESS=$mode" timeout 300 "$build/bench/rdmx-bench" latency --min-size 8 --max-size 8 \
   --iters "$iters" --warmup 100 --quiet >"$work/rdmx.txt" 2>&1 &
 sample rdmx
