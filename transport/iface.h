@@ -70,10 +70,9 @@ public:
     void drain_channel();
     uint32_t srq_depth() const { return depth_; }
 
+private:
     static constexpr uint32_t kBatch = 16;
     static constexpr uint32_t kLowWaterDiv = 4;  // flush at once below depth / this posted
-
-private:
     struct Repost {
         uint32_t idx;    // receive buffer
         int32_t owner;   // peer credited once it is posted, or -1

@@ -84,6 +84,7 @@ bool RcTransport::post_msg(Endpoint &ep, const MsgOut &m) {
 // progress call, so it looks only at the peers granted something since it
 // last looked (owed_), and keeps those whose write waits for an SQ slot.
 void RcTransport::return_credits() {
+    if (owed_.empty()) return;  // the common case on every progress pass
     size_t keep = 0;
     // By index: a failure reported from here may re-enter and append.
     for (size_t i = 0; i < owed_.size(); ++i) {

@@ -187,7 +187,7 @@ int RcTransport::progress(bool housekeeping) {
     // Receive buffers go back in batches (recycle); a failed re-post is retried here.
     if (iface_.flush_due()) flush_srq();
     if (forged_) report_forged();
-    return_credits();
+    if (!owed_.empty()) return_credits();  // only peers granted something since the last look
     if (housekeeping) {
         set_cm_hooks();
         n += cm_.poll_events();
