@@ -111,7 +111,7 @@ struct QueuePlan {
 };
 constexpr uint32_t kMinCredits = 2;
 constexpr uint32_t kSqDepthWanted = 128;  // power of two: the send ring indexes by mask
-constexpr uint32_t kMinSqDepth = 32;      // two selective-signalling periods (every 16th WR)
+constexpr uint32_t kMinSqDepth = 32;      // four selective-signalling periods (one WR in a quarter of the ring)
 QueuePlan plan_queues(uint32_t npeers, uint32_t want_srq, uint32_t max_credits, uint32_t max_srq_wr,
                       uint32_t max_cqe, uint32_t max_qp_wr, uint32_t want_sq = kSqDepthWanted);
 

@@ -27,6 +27,10 @@ constexpr uint8_t kRnrRetryCount = 7;
 // still surfaces within 7 retries (~17 s, under RDMX_PEER_TIMEOUT).
 constexpr uint8_t kAckTimeout = 19;
 constexpr uint64_t kRefusalLogIntervalNs = 1000000000ull;  // at most one refusal line (plus a count) per second
+// No verb reports a device's inline limit before a QP exists, and devices
+// refuse a QP asking for more (EINVAL/ENOMEM): the request is halved down to
+// this floor (a message header) before giving up on inline data altogether.
+constexpr uint32_t kMinInlineTried = sizeof(wire::MsgHdr);
 }  // namespace
 
 // Runs after the owner destroyed the QPs, CQ, SRQ, MRs and PD: ids go last,
@@ -105,25 +109,38 @@ bool ConnManager::setup_qp(Endpoint &ep, rdma_cm_id *id) {
     qa.sq_sig_all = 0;
     qa.cap.max_send_wr = p_.sq_depth;
     qa.cap.max_send_sge = 2;
-    qa.cap.max_inline_data = p_.max_inline;
-    if (int e = vx::create_qp(id, dev_->pd(), &qa)) {
-        RDMX_ERROR("cm: rdma_create_qp for peer %d (%s) on %s failed: %s (sq %u, inline %u)", ep.peer,
-                   ep.addr.c_str(), dev_->name(), strerror(e), p_.sq_depth, p_.max_inline);
+    // The device's limit once one QP found it: later QPs ask for that.
+    const uint32_t want = dev_->max_inline() != 0 && dev_->max_inline() < p_.max_inline ? dev_->max_inline()
+                                                                                        : p_.max_inline;
+    qa.cap.max_inline_data = want;
+    int e = vx::create_qp(id, dev_->pd(), &qa);
+    while (e != 0 && (e == EINVAL || e == ENOMEM) && qa.cap.max_inline_data > 0) {
+        const uint32_t less = qa.cap.max_inline_data / 2;
+        qa.cap.max_inline_data = less >= kMinInlineTried ? less : 0;
+        qa.cap.max_send_wr = p_.sq_depth;
+        e = vx::create_qp(id, dev_->pd(), &qa);
+    }
+    if (e != 0) {
+        RDMX_ERROR("cm: rdma_create_qp for peer %d (%s) on %s failed: %s (sq %u, inline %u down to 0)", ep.peer,
+                   ep.addr.c_str(), dev_->name(), strerror(e), p_.sq_depth, want);
         return false;
     }
+    if (qa.cap.max_inline_data < want)
+        RDMX_DEBUG("cm: %s took inline data of %u B, not the %u asked", dev_->name(), qa.cap.max_inline_data, want);
     ep.qp = id->qp;
     ep.qp_num = id->qp->qp_num;
     ep.sq_depth = qa.cap.max_send_wr < p_.sq_depth ? qa.cap.max_send_wr : p_.sq_depth;
     ep.ring.assign(ep.sq_depth, SqSlot{});
+    ep.signal_every = Endpoint::signal_period(ep.sq_depth);
     ep.sq_posted = ep.sq_done = ep.unsignaled = 0;
     if (dev_->max_inline() == 0 || qa.cap.max_inline_data < dev_->max_inline())
         dev_->set_max_inline(qa.cap.max_inline_data);
-    qpn_to_peer[ep.qp_num] = ep.peer;
+    qpn_to_peer.insert(ep.qp_num, ep.peer);
     return true;
 }
 
 void ConnManager::bury(Endpoint &ep) {
-    if (ep.qp_num != 0) qpn_to_peer.erase(ep.qp_num);
+    if (ep.qp_num != 0) (void)qpn_to_peer.erase(ep.qp_num);
     if (ep.id) graveyard_.push_back(ep.id.release());
     ep.qp = nullptr;
     ep.qp_num = 0;

@@ -7,7 +7,6 @@
 #include <netinet/in.h>
 
 #include <functional>
-#include <unordered_map>
 #include <vector>
 
 #include "core/wire.h"
@@ -15,6 +14,7 @@
 #include "transport/endpoint.h"
 #include "transport/iface.h"
 #include "transport/memory.h"
+#include "transport/qp_table.h"
 
 namespace rdmx {
 
@@ -62,7 +62,7 @@ public:
 
     PeerLostFn on_peer_lost;
     QpEventFn on_device_removal;
-    std::unordered_map<uint32_t, int> qpn_to_peer;
+    QpTable qpn_to_peer;  // looked up on every receive completion
 
 private:
     void dispatch(CmEvent &ev);

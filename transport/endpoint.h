@@ -62,6 +62,7 @@ struct Endpoint {
     uint32_t sq_posted = 0;       // WRs posted so far
     uint32_t sq_done = 0;         // WRs known complete
     uint32_t unsignaled = 0;
+    uint32_t signal_every = 1;    // one SEND in this many is signalled (signal_period of the QP's real depth)
     std::vector<SqSlot> ring;
     uint32_t max_rd_atomic = 1;   // negotiated initiator depth for RDMA READ
 
@@ -78,6 +79,7 @@ struct Endpoint {
     uint32_t remote_credit_rkey = 0;
     uint32_t rx_granted = 0;       // cumulative grants we have made
     uint32_t rx_granted_told = 0;  // last cumulative value the peer was told
+    bool owed = false;             // on the transport's list of peers for return_credits to look at
     uint64_t credit_word = 0;      // source of the credit RDMA WRITE (registered)
     uint32_t tx_seq = 0;
     uint32_t rx_seq = 0;
@@ -113,10 +115,17 @@ struct Endpoint {
         ring[sq_posted & (sq_depth - 1)] = s;
         ++sq_posted;
     }
-    // Unsignalled SENDs hold their slots until a later signalled WR
-    // completes: at most this many in a row, so a small ring still drains.
-    uint32_t signal_every() const { return sq_depth / 4 < kSignalEvery ? sq_depth / 4 : kSignalEvery; }
-    static constexpr uint32_t kSignalEvery = 16;
+    // Unsignalled SENDs hold their ring slots (and bounce buffers) until a
+    // later signalled WR completes: a quarter of the ring the QP really got
+    // at most, so a small ring still drains; and no more than
+    // kMaxSignalEvery, past which completions saved are noise while the
+    // bounce buffers held keep growing.
+    static uint32_t signal_period(uint32_t depth) {
+        const uint32_t p = depth / kSignalShare;
+        return p < 1 ? 1 : p > kMaxSignalEvery ? kMaxSignalEvery : p;
+    }
+    static constexpr uint32_t kSignalShare = 4;
+    static constexpr uint32_t kMaxSignalEvery = 32;
     uint32_t tx_credits() {
         if (grant_forged) return 0;
         const uint64_t v = *credit_slot;

@@ -54,16 +54,18 @@ rdmx_status_t Iface::open(Device &dev, uint32_t srq_depth, size_t buf_size, uint
         return RDMX_ERR_DEVICE;
     }
     srq_.reset(srq);
-    for (uint32_t i = 0; i < depth_; ++i)
-        if ((st = repost(i)) != RDMX_OK) return st;
-    if ((st = flush()) != RDMX_OK) return st;
+    // The SRQ limit event (arm_limit) fires at depth/8: flushing below
+    // depth/4 keeps a partial batch from ever being the reason it fires.
+    low_water_ = depth_ / kLowWaterDiv;
+    for (uint32_t i = 0; i < depth_; ++i) (void)repost(i, -1);
+    if ((st = flush([](int32_t) {})) != RDMX_OK) return st;
     return arm_limit();
 }
 
 // Posts what waits, oldest first, a batch per call to the device. A failed
 // post keeps every buffer it did not take (the WRs from `bad` on) for the
-// next flush: a receive buffer is never lost.
-rdmx_status_t Iface::flush() {
+// next flush: a receive buffer is never lost. *done: how many were posted.
+rdmx_status_t Iface::post_pending(size_t *done_out) {
     size_t done = 0;
     int e = 0;
     while (done < pending_.size() && e == 0) {
@@ -71,7 +73,7 @@ rdmx_status_t Iface::flush() {
         ibv_sge sge[kBatch];
         ibv_recv_wr wr[kBatch];
         for (uint32_t i = 0; i < n; ++i) {
-            const uint32_t idx = pending_[done + i];
+            const uint32_t idx = pending_[done + i].idx;
             sge[i] = {reinterpret_cast<uint64_t>(recv_.buf(idx)), static_cast<uint32_t>(recv_.size()), recv_.lkey()};
             wr[i] = {};
             wr[i].wr_id = (kWrRecv << kWrKindShift) | idx;
@@ -83,10 +85,12 @@ rdmx_status_t Iface::flush() {
         e = vx::post_srq_recv(srq_.get(), wr, &bad);
         done += e == 0 ? n : (bad != nullptr ? static_cast<size_t>(bad - wr) : 0);
     }
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
+    *done_out = done;
+    posted_ += static_cast<uint32_t>(done);
+    post_failed_ = e != 0;
     if (e != 0) {
         RDMX_ERROR("iface %s: ibv_post_srq_recv failed: %s (%zu receive buffers wait for the next attempt)",
-                   dev_->name(), strerror(e), pending_.size());
+                   dev_->name(), strerror(e), pending_.size() - done);
         return RDMX_ERR_DEVICE;
     }
     return RDMX_OK;

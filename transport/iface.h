@@ -1,6 +1,8 @@
 // The per-context interface: one completion channel, one CQ for sends and
 // receives, and one SRQ shared by every RC QP, fed from one registered pool.
-// Receive buffers are re-posted in batches (one ibv_post_srq_recv per batch).
+// Receive buffers are re-posted in batches (one ibv_post_srq_recv per batch);
+// each remembers the peer to credit once it is back on the SRQ, so a credit
+// never runs ahead of the buffer that backs it.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -36,13 +38,31 @@ public:
     const Slab &recv_pool() const { return recv_; }
     char *recv_buf(uint32_t idx) const { return recv_.buf(idx); }
 
-    // Queues a receive buffer for re-posting; posts when a batch is full.
+    // Queues a receive buffer for re-posting, to be credited to `owner` (a
+    // peer, or -1) once posted. True when the caller should flush now: a
+    // batch is full, the SRQ runs low, or an earlier post failed.
     // (Capacity is the SRQ depth: a buffer is queued at most once.)
-    rdmx_status_t repost(uint32_t idx) {
-        pending_.push_back(idx);
-        return pending_.size() >= kBatch ? flush() : RDMX_OK;
+    bool repost(uint32_t idx, int32_t owner) {
+        pending_.push_back(Repost{idx, owner});
+        return flush_due();
     }
-    rdmx_status_t flush();
+    bool flush_due() const {
+        return pending_.size() >= kBatch || posted_ < low_water_ || (post_failed_ && !pending_.empty());
+    }
+    // A receive completion took a buffer off the SRQ.
+    void consumed() { --posted_; }
+    // Posts what waits, then calls on_posted(owner) for each posted buffer
+    // that has one (the caller grants its credit there, and only there).
+    template <class OnPosted>
+    rdmx_status_t flush(OnPosted &&on_posted) {
+        size_t done = 0;
+        const rdmx_status_t st = post_pending(&done);
+        for (size_t i = 0; i < done; ++i)
+            if (pending_[i].owner >= 0) on_posted(pending_[i].owner);
+        if (done == pending_.size()) pending_.clear();
+        else pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
+        return st;
+    }
     // Re-arms the SRQ low watermark after IBV_EVENT_SRQ_LIMIT_REACHED.
     rdmx_status_t arm_limit();
     // Arms the CQ event and consumes pending channel events (non-blocking fd).
@@ -52,9 +72,19 @@ public:
 
 private:
     static constexpr uint32_t kBatch = 16;
+    static constexpr uint32_t kLowWaterDiv = 4;  // flush at once below depth / this posted
+    struct Repost {
+        uint32_t idx;    // receive buffer
+        int32_t owner;   // peer credited once it is posted, or -1
+    };
+    rdmx_status_t post_pending(size_t *done);
+
     Device *dev_ = nullptr;
     uint32_t depth_ = 0;
-    std::vector<uint32_t> pending_;  // buffers waiting to be re-posted, oldest first
+    uint32_t posted_ = 0;     // buffers on the SRQ now
+    uint32_t low_water_ = 0;  // fewer than this posted: flush without waiting for a batch
+    bool post_failed_ = false;
+    std::vector<Repost> pending_;  // buffers waiting to be re-posted, oldest first
     // Callers of drain_channel may race (caller-mode progress from several threads).
     std::atomic<unsigned> unacked_events_{0};
     // Creation order; destroyed in reverse (SRQ, CQ, channel, then the pool's MR).

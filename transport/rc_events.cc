@@ -101,12 +101,12 @@ void RcTransport::keepalive() {
         }
         if (ep.probe_ns != 0) continue;  // one probe at a time
         ep.rx_granted_told = ep.rx_granted - credits_;  // owed a full window: return_credits writes now
+        owe(ep);
         RDMX_DEBUG("keepalive: peer %d (%s) silent for %.0f s or more: probing with a credit write (SQ %u free)",
                    ep.peer, ep.addr.c_str(), cfg_.peer_timeout * 0.5, ep.sq_free());
         probed.push_back(&ep);
     }
     if (probed.empty()) return;
-    credits_dirty_ = true;
     return_credits();
     for (Endpoint *ep : probed)
         if (ep->usable() && ep->rx_granted_told == ep->rx_granted) {  // posted: the newest WR
@@ -126,6 +126,7 @@ void RcTransport::dispatch_async(const ibv_async_event &ev) {
     case IBV_EVENT_QP_ACCESS_ERR: return on_qp_event(ev);
     case IBV_EVENT_SRQ_LIMIT_REACHED:
         RDMX_WARN("async: SRQ low watermark reached on %s (receives re-posted late?); re-armed", dev_.name());
+        flush_srq();  // whatever waits for a batch goes back now
         (void)iface_.arm_limit();
         return;
     case IBV_EVENT_CQ_ERR:  // overrun or a broken CQ: completions are lost

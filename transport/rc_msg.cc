@@ -11,12 +11,6 @@
 
 namespace rdmx {
 
-namespace {
-// Selective signalling also kicks in when bounce buffers run this low, so
-// their completions come back soon.
-constexpr size_t kLowBounceBufs = 32;
-}  // namespace
-
 // Data needs a credit and leaves one send-queue slot for credit writes; a
 // control message of a transfer under way may borrow one credit past the
 // grant (the peer's SRQ holds more buffers than all credits granted).
@@ -61,9 +55,9 @@ bool RcTransport::post_msg(Endpoint &ep, const MsgOut &m) {
         wr.num_sge = 1;
         slot.bounce = static_cast<int32_t>(idx);
     }
-    // Selective signalling: every 16th WR (fewer on a small ring), or when
+    // Selective signalling: one WR per the QP's period, or every WR while
     // bounce buffers run low.
-    if (++ep.unsignaled >= ep.signal_every() || send_pool_.free_count() < kLowBounceBufs) {
+    if (++ep.unsignaled >= ep.signal_every || send_pool_.free_count() < low_bounce_) {
         wr.send_flags |= IBV_SEND_SIGNALED;
         ep.unsignaled = 0;
     }
@@ -87,46 +81,71 @@ bool RcTransport::post_msg(Endpoint &ep, const MsgOut &m) {
 
 // Grants travel on every header; a peer that only receives gets them by an
 // 8-byte inline RDMA WRITE once half its window is owed. Runs on every
-// progress call, so it looks at the peers only after a new grant (or while
-// a write waits for an SQ slot).
+// progress call, so it looks only at the peers granted something since it
+// last looked (owed_), and keeps those whose write waits for an SQ slot.
 void RcTransport::return_credits() {
-    if (!credits_dirty_) return;
-    credits_dirty_ = false;
-    for (Endpoint &ep : eps_) {
-        if (!ep.served || !ep.usable() || ep.rx_granted - ep.rx_granted_told < (credits_ + 1) / 2) continue;
-        if (ep.sq_free() < 1) {
-            credits_dirty_ = true;  // retried when a completion frees a slot
+    if (owed_.empty()) return;  // the common case on every progress pass
+    size_t keep = 0;
+    // By index: a failure reported from here may re-enter and append.
+    for (size_t i = 0; i < owed_.size(); ++i) {
+        Endpoint &ep = eps_[static_cast<size_t>(owed_[i])];
+        const bool due = ep.served && ep.usable() && ep.rx_granted - ep.rx_granted_told >= credit_write_at();
+        if (due && ep.sq_free() < 1) {
+            owed_[keep++] = ep.peer;  // retried when a completion frees a slot
             continue;
         }
-        ep.credit_word = ep.rx_granted;
-        ibv_sge sge{reinterpret_cast<uint64_t>(&ep.credit_word), 8, 0};
-        ibv_send_wr wr{};
-        wr.wr_id = make_send_wrid(static_cast<uint32_t>(ep.peer), ep.sq_posted);
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.opcode = IBV_WR_RDMA_WRITE;
-        wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
-        wr.wr.rdma.remote_addr = ep.remote_credit_addr;
-        wr.wr.rdma.rkey = ep.remote_credit_rkey;
-        ibv_send_wr *bad = nullptr;
-        if (int e = vx::post_send(ep.qp, &wr, &bad)) {
-            RDMX_ERROR("credits: RDMA WRITE to peer %d qp 0x%x failed: %s", ep.peer, ep.qp_num, strerror(e));
-            fail_peer(ep.peer, RDMX_ERR_PEER_LOST, "credit write failed");
-            continue;
-        }
-        ep.record_wr(SqSlot{});
-        ep.unsignaled = 0;
-        ep.rx_granted_told = ep.rx_granted;
+        ep.owed = false;
+        if (due) write_credits(ep);
     }
+    owed_.resize(keep);
 }
 
-// The SRQ buffer goes back and the sender gets one more credit.
-void RcTransport::recycle(Endpoint *ep, uint32_t idx) {
-    (void)iface_.repost(idx);
-    if (ep != nullptr) {
-        ++ep->rx_granted;
-        credits_dirty_ = true;
+void RcTransport::write_credits(Endpoint &ep) {
+    ep.credit_word = ep.rx_granted;
+    ibv_sge sge{reinterpret_cast<uint64_t>(&ep.credit_word), 8, 0};
+    ibv_send_wr wr{};
+    wr.wr_id = make_send_wrid(static_cast<uint32_t>(ep.peer), ep.sq_posted);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_RDMA_WRITE;
+    wr.send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED;
+    wr.wr.rdma.remote_addr = ep.remote_credit_addr;
+    wr.wr.rdma.rkey = ep.remote_credit_rkey;
+    ibv_send_wr *bad = nullptr;
+    if (int e = vx::post_send(ep.qp, &wr, &bad)) {
+        RDMX_ERROR("credits: RDMA WRITE to peer %d qp 0x%x failed: %s", ep.peer, ep.qp_num, strerror(e));
+        fail_peer(ep.peer, RDMX_ERR_PEER_LOST, "credit write failed");
+        return;
     }
+    ep.record_wr(SqSlot{});
+    ep.unsignaled = 0;
+    ep.rx_granted_told = ep.rx_granted;
+}
+
+// The SRQ buffer goes back and the sender gets one more credit, once the
+// buffer is on the SRQ again: buffers wait for a batch of re-posts, unless
+// the sender's grant runs low (below what return_credits would write for),
+// so no peer waits on credits parked in a partial batch.
+void RcTransport::recycle(Endpoint *ep, uint32_t idx) {
+    bool due = iface_.repost(idx, ep != nullptr ? ep->peer : -1);
+    if (ep != nullptr && static_cast<int32_t>(ep->rx_granted - ep->rx_seq) < static_cast<int32_t>(credit_write_at()))
+        due = true;
+    if (due) flush_srq();
+}
+
+void RcTransport::flush_srq() {
+    (void)iface_.flush([this](int32_t peer) {
+        Endpoint &ep = eps_[static_cast<size_t>(peer)];
+        if (ep.state == ConnState::kFailed) return;  // failed while its buffer waited: nobody uses the credit
+        ++ep.rx_granted;
+        owe(ep);
+    });
+}
+
+void RcTransport::owe(Endpoint &ep) {
+    if (ep.owed) return;
+    ep.owed = true;
+    owed_.push_back(ep.peer);
 }
 
 void RcTransport::release(int peer, uint64_t token) {
@@ -171,11 +190,11 @@ bool within_grant(const Endpoint &ep, const wire::MsgHdr &h) {
 
 void RcTransport::handle_recv(const ibv_wc &wc) {
     const uint32_t idx = static_cast<uint32_t>(wc.wr_id);
-    auto it = cm_.qpn_to_peer.find(wc.qp_num);
+    iface_.consumed();
+    const int peer = cm_.qpn_to_peer.find(wc.qp_num);
     if (wc.status != IBV_WC_SUCCESS) {
         // SRQ receives are not flushed by a QP error: this one names its QP,
         // whose connection is broken (e.g. the peer sent more than a buffer).
-        const int peer = it != cm_.qpn_to_peer.end() ? it->second : -1;
         // A receive too short for what arrived: the peer broke the size limit.
         const rdmx_status_t why = wc.status == IBV_WC_LOC_LEN_ERR ? RDMX_ERR_PROTOCOL : rc_wc_status(wc.status);
         RDMX_ERROR("recv: completion error %s (status %d, vendor_err 0x%x, opcode %d) from peer %d qp 0x%x on %s",
@@ -185,11 +204,11 @@ void RcTransport::handle_recv(const ibv_wc &wc) {
         if (peer >= 0) fail_peer(peer, why, ibv_wc_status_str(wc.status));
         return;
     }
-    if (it == cm_.qpn_to_peer.end()) {
+    if (peer < 0) {
         RDMX_WARN("recv: %u bytes from unknown qp 0x%x dropped", wc.byte_len, wc.qp_num);
         return recycle(nullptr, idx);
     }
-    Endpoint &ep = eps_[static_cast<size_t>(it->second)];
+    Endpoint &ep = eps_[static_cast<size_t>(peer)];
     if (ep.state == ConnState::kAccepting) cm_.notify_established(ep);
     // A lost peer's earlier messages are still good; a hostile one's are not.
     if (ep.state == ConnState::kFailed && ep.error == RDMX_ERR_PROTOCOL) return recycle(nullptr, idx);

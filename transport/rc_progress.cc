@@ -138,8 +138,8 @@ void RcTransport::fail_device(rdmx_status_t why) {
 
 Endpoint *RcTransport::ep_of_qp(ibv_qp *qp) {
     if (qp == nullptr) return nullptr;
-    auto it = cm_.qpn_to_peer.find(qp->qp_num);
-    return it == cm_.qpn_to_peer.end() ? nullptr : &eps_[static_cast<size_t>(it->second)];
+    const int peer = cm_.qpn_to_peer.find(qp->qp_num);
+    return peer < 0 ? nullptr : &eps_[static_cast<size_t>(peer)];
 }
 
 int RcTransport::poll_batch() {
@@ -184,9 +184,10 @@ int RcTransport::progress(bool housekeeping) {
         fail_device(RDMX_ERR_DEVICE);
         return 0;
     }
-    (void)iface_.flush();
+    // Receive buffers go back in batches (recycle); a failed re-post is retried here.
+    if (iface_.flush_due()) flush_srq();
     if (forged_) report_forged();
-    return_credits();
+    if (!owed_.empty()) return_credits();  // only peers granted something since the last look
     if (housekeeping) {
         set_cm_hooks();
         n += cm_.poll_events();

@@ -150,7 +150,11 @@ rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::
     *seconds = static_cast<double>(now_ns() - t0) * 1e-9;
     if (st != RDMX_OK) return st;
     max_inline_ = dev_.max_inline();
+    low_bounce_ = 1;
+    for (const Endpoint &ep : eps_)
+        if (ep.served && ep.signal_every > low_bounce_) low_bounce_ = ep.signal_every;
     keepalive_seen_.assign(eps_.size(), ~0u);
+    owed_.reserve(eps_.size());  // a peer is listed at most once (Endpoint::owed): no allocation later
     set_cm_hooks();
     RDMX_INFO("rc: connections up in %.3f s (inline %u B)", *seconds, max_inline_);
     return RDMX_OK;
@@ -174,8 +178,8 @@ void RcTransport::flush() {
     for (Endpoint &ep : eps_) {
         if (!ep.served || !ep.usable() || ep.sq_done == ep.sq_posted) continue;
         ep.rx_granted_told = ep.rx_granted - credits_;  // forces return_credits to post
+        owe(ep);
     }
-    credits_dirty_ = true;
     return_credits();
 }
 

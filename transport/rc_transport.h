@@ -78,7 +78,12 @@ private:
     // rc_msg.cc
     bool post_msg(Endpoint &ep, const MsgOut &m);
     void return_credits();
+    void write_credits(Endpoint &ep);
+    void owe(Endpoint &ep);
+    // Owed this many grants or more, a peer is told by a credit write.
+    uint32_t credit_write_at() const { return (credits_ + 1) / 2; }
     void recycle(Endpoint *ep, uint32_t idx);
+    void flush_srq();
     void handle_recv(const ibv_wc &wc);
     void check_message(Endpoint &ep, const ibv_wc &wc, uint32_t idx);
     void violation(Endpoint &ep, uint32_t idx, const char *what);
@@ -118,7 +123,7 @@ private:
     uint64_t port_down_ns_ = 0;        // when the port went down (PORT_ERR), 0 while up
     uint64_t keepalive_ns_ = 0;        // next check for silent peers
     std::vector<uint32_t> keepalive_seen_;  // each peer's rx_seq at the last check
-    bool credits_dirty_ = false;       // a grant was made since return_credits last looked
+    std::vector<int> owed_;            // peers granted something since return_credits last looked (Endpoint::owed)
     bool forged_ = false;              // some endpoint's credit slot held a forged grant
     bool hooks_set_ = false;
     int held_peer_ = -1;               // test hook: send completions of this peer are held
@@ -143,6 +148,9 @@ private:
     uint32_t cqe_ = 0;
     uint32_t srq_depth_ = 0;
     uint32_t max_inline_ = 0;
+    // Fewer bounce buffers free than one peer may hold unsignalled (the
+    // longest signalling period of any QP): every SEND is signalled.
+    size_t low_bounce_ = Endpoint::kMaxSignalEvery;
     uint32_t max_msg_ = 1u << 30;
 };
 
