@@ -44,7 +44,9 @@ class FastPath : public ::testing::TestWithParam<rdmx_thread_level_t> {
 protected:
     void SetUp() override { ASSERT_NE(ctx = init_at(GetParam()), nullptr); }
     void TearDown() override {
-        if (ctx != nullptr) EXPECT_EQ(rdmx_finalize(ctx), RDMX_OK);
+        if (ctx != nullptr) {
+            EXPECT_EQ(rdmx_finalize(ctx), RDMX_OK);
+        }
     }
     rdmx_context_h ctx = nullptr;
 };
