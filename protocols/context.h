@@ -91,6 +91,9 @@ struct rdmx_context final : rdmx::TransportSink {
     // (progress.cc, adapt_spin). Read and written by waiting threads without
     // the lock: a lost update only delays the adaptation by one wait.
     std::atomic<uint64_t> spin_ns{0};
+    // Bumped (engine lock held) when the transports' descriptors may have
+    // changed: the progress thread's delegated sleep regathers them then.
+    std::atomic<uint64_t> fds_gen{0};
 
     // Transports, in creation order (destroyed in reverse), and the lane of
     // each peer.

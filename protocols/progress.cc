@@ -80,6 +80,7 @@ static void lose_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason, b
         p.failed = true;
         if (close && p.t != nullptr) p.t->close_peer(peer, static_cast<rdmx_status_t>(p.error));
         note_change(c);
+        c->fds_gen.fetch_add(1, std::memory_order_release);  // its transport's descriptors change
     }
     why = static_cast<rdmx_status_t>(p.error);  // the first cause names every later failure
     const size_t failed = fail_requests_of(c, peer, why);
@@ -362,23 +363,40 @@ void wait_any(Ctx *c, rdmx_request *const *reqs, size_t n) {
 // the 8-byte message rate (docs/design/protocols.md).
 // Returns true when kicked through the wake-up fd (see WaitScope): work is in
 // flight and nobody waits, so this thread should take over at once.
-static bool sleep_delegated(Ctx *c) {
+// The descriptors of sleep_delegated, gathered under the engine lock only
+// when fds_gen says they changed (a peer lost): this thread then sleeps and
+// wakes every kDelegatedSleepMs without touching the lock the application
+// is using. (Taking it every sleep meant that, on two busy CPUs, the lock
+// was now and then held by a preempted progress thread while the
+// application spun for it: milliseconds in the latency tail.)
+struct DelegatedFds {
+    SleepFds s;
+    uint64_t gen = ~uint64_t{0};
+};
+
+static bool sleep_delegated(Ctx *c, DelegatedFds *d) {
     if (!c->transport) {
         block_on_fds(c, 1, false, true);
         return false;
     }
-    SleepFds s;
-    s.wake = true;
-    {
+    SleepFds &s = d->s;
+    const uint64_t gen = c->fds_gen.load(std::memory_order_acquire);
+    if (gen != d->gen) {
+        s = SleepFds{};
+        s.wake = true;
         std::lock_guard<SpinLock> g(c->lock);
         gather_fds(c, &s);
+        d->gen = gen;
     }
     if (poll(s.fds, s.n, kDelegatedSleepMs) <= 0) return false;
     const bool with_wake = c->wake_fd >= 0;
     const bool kicked = with_wake && (s.fds[s.n - 1].revents & POLLIN);
     if (kicked) drain_wake_fd(c);
     bool events = false;
-    for (nfds_t i = 0; i + (with_wake ? 1 : 0) < s.n; ++i) events |= (s.fds[i].revents & POLLIN) != 0;
+    for (nfds_t i = 0; i + (with_wake ? 1 : 0) < s.n; ++i) {
+        events |= (s.fds[i].revents & POLLIN) != 0;
+        if (s.fds[i].revents & POLLNVAL) d->gen = ~uint64_t{0};  // closed meanwhile: gather again
+    }
     if (events) {
         c->lock.lock();
         (void)progress_unlock(c, true);
@@ -401,12 +419,13 @@ static void progress_main(Ctx *c, std::promise<void> *placed) {
     const uint64_t spin_ns = static_cast<uint64_t>(c->cfg.spin_us) * 100ull;
     uint64_t last_busy = fast_ns();
     uint32_t seen = c->app_calls.load(std::memory_order_relaxed);
+    DelegatedFds delegated;
     unsigned spins = 0;
     while (!c->stop.load(std::memory_order_acquire)) {
         const uint32_t calls = c->app_calls.load(std::memory_order_relaxed);
         if (c->app_waiting.load(std::memory_order_acquire) > 0 || calls != seen) {
             seen = calls;
-            const bool kicked = sleep_delegated(c);
+            const bool kicked = sleep_delegated(c, &delegated);
             if (kicked) seen = c->app_calls.load(std::memory_order_relaxed);
             last_busy = fast_ns();
             continue;
