@@ -13,14 +13,13 @@
  *   icount_pingpong ITERS FLAG_FILE
  * scripts/perf/icount.sh runs it at two counts and divides the difference. */
 #define _POSIX_C_SOURCE 200809L
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <valgrind/callgrind.h>
+
+#include "icount_flag.h"
 
 #include "rdmx/rdmx.h"
 
@@ -33,17 +32,6 @@ static void check(rdmx_status_t st, const char *what) {
     }
 }
 
-static _Atomic uint64_t *map_flag(const char *path) {
-    int fd = open(path, O_RDWR);
-    void *p = fd < 0 ? MAP_FAILED : mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        perror(path);
-        exit(2);
-    }
-    close(fd);
-    return (_Atomic uint64_t *)p;
-}
-
 static void ping(rdmx_context_h ctx, long i, _Atomic uint64_t *posted, int counted) {
     char out[kMsg] = {(char)i}, in[kMsg] = {0};
     rdmx_request_h r = NULL;
@@ -51,8 +39,7 @@ static void ping(rdmx_context_h ctx, long i, _Atomic uint64_t *posted, int count
     check(rdmx_send(ctx, out, kMsg, 1, kTag), "send");
     check(rdmx_irecv(ctx, in, kMsg, 1, kTag, &r), "irecv");
     if (counted) CALLGRIND_TOGGLE_COLLECT;
-    while (atomic_load_explicit(posted, memory_order_acquire) < (uint64_t)i + 1) {
-    }
+    icount_wait_posted(posted, i);
     if (counted) CALLGRIND_TOGGLE_COLLECT;
     check(rdmx_wait(&r, NULL), "wait");
     if (counted) CALLGRIND_TOGGLE_COLLECT;
@@ -68,7 +55,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: icount_pingpong ITERS FLAG_FILE (under mpirun, 2 ranks)\n");
         return 2;
     }
-    _Atomic uint64_t *posted = map_flag(argv[2]);
+    _Atomic uint64_t *posted = icount_map_flag(argv[2]);
     rdmx_context_h ctx = NULL;
     check(rdmx_init(NULL, &ctx), "rdmx_init");
     if (rdmx_size(ctx) != 2) {
@@ -83,7 +70,7 @@ int main(int argc, char **argv) {
             char buf[kMsg];
             check(rdmx_recv(ctx, buf, kMsg, 0, kTag, NULL), "recv");
             check(rdmx_send(ctx, buf, kMsg, 0, kTag), "send");
-            atomic_store_explicit(posted, (uint64_t)i + 1, memory_order_release);
+            icount_set_posted(posted, i);
         }
     }
     check(rdmx_finalize(ctx), "rdmx_finalize");

@@ -10,17 +10,17 @@
  *
  * Usage: icount_ucx ITERS FLAG_FILE */
 #define _POSIX_C_SOURCE 200809L
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <ucp/api/ucp.h>
 #include <unistd.h>
 #include <valgrind/callgrind.h>
+
+#include "icount_flag.h"
 
 enum { kMsg = 8, kWarmup = 200 };
 static const ucp_tag_t kTag = 7;
@@ -29,17 +29,6 @@ static const double kAddrWaitSeconds = 60.0;
 static void die(const char *what, ucs_status_t st) {
     fprintf(stderr, "icount_ucx: %s: %s\n", what, ucs_status_string(st));
     exit(1);
-}
-
-static _Atomic uint64_t *map_flag(const char *path) {
-    int fd = open(path, O_RDWR);
-    void *p = fd < 0 ? MAP_FAILED : mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        perror(path);
-        exit(2);
-    }
-    close(fd);
-    return (_Atomic uint64_t *)p;
 }
 
 static void put_addr(const char *flag, int me, const void *addr, size_t len) {
@@ -88,8 +77,7 @@ static void ping(ucp_worker_h w, ucp_ep_h ep, long i, _Atomic uint64_t *posted, 
     wait_req(w, ucp_tag_send_nbx(ep, out, kMsg, kTag, &prm), "send");
     void *r = ucp_tag_recv_nbx(w, in, kMsg, kTag, (ucp_tag_t)-1, &prm);
     if (counted) CALLGRIND_TOGGLE_COLLECT;
-    while (atomic_load_explicit(posted, memory_order_acquire) < (uint64_t)i + 1) {
-    }
+    icount_wait_posted(posted, i);
     if (counted) CALLGRIND_TOGGLE_COLLECT;
     wait_req(w, r, "recv");
     if (counted) CALLGRIND_TOGGLE_COLLECT;
@@ -104,7 +92,7 @@ static void pong(ucp_worker_h w, ucp_ep_h ep, long i, _Atomic uint64_t *posted) 
     ucp_request_param_t prm = {0};
     wait_req(w, ucp_tag_recv_nbx(w, buf, kMsg, kTag, (ucp_tag_t)-1, &prm), "recv");
     wait_req(w, ucp_tag_send_nbx(ep, buf, kMsg, kTag, &prm), "send");
-    atomic_store_explicit(posted, (uint64_t)i + 1, memory_order_release);
+    icount_set_posted(posted, i);
 }
 
 int main(int argc, char **argv) {
@@ -115,7 +103,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     const int me = atoi(rank_env);
-    _Atomic uint64_t *posted = map_flag(argv[2]);
+    _Atomic uint64_t *posted = icount_map_flag(argv[2]);
     ucp_params_t pp = {0};
     pp.field_mask = UCP_PARAM_FIELD_FEATURES;
     pp.features = UCP_FEATURE_TAG;
