@@ -103,6 +103,15 @@ bool parse_progress(const char *s, rdmx_progress_mode_t *out) {
 
 const char *progress_name(rdmx_progress_mode_t m) { return m == RDMX_PROGRESS_CALLER ? "caller" : "thread"; }
 
+// An enum field of a struct filled in C may hold any int: its bytes, as an int.
+template <typename E>
+int raw_int(const E &e) {
+    static_assert(sizeof(E) == sizeof(int));
+    int v;
+    std::memcpy(&v, &e, sizeof(v));
+    return v;
+}
+
 bool parse_threads(const char *s, rdmx_thread_level_t *out) {
     if (std::strcmp(s, "multiple") == 0) *out = RDMX_THREADS_MULTIPLE;
     else if (std::strcmp(s, "single") == 0) *out = RDMX_THREADS_SINGLE;
@@ -345,12 +354,24 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                     &unexpected_limit, u.unexpected_limit != 0, u.unexpected_limit, p_size, show_size);
     r.field<size_t>("RDMX_UNEXPECTED_MAX", "unexpected messages (any size, rendezvous offers too) kept before "
                     "back-pressure", &unexpected_max, false, size_t{0}, p_size, show_size);
+    // The struct's enum fields come from C, where any int fits: read their
+    // bytes and check them before anything loads them as the enum.
+    const int u_progress = raw_int(u.progress), u_threads = raw_int(u.threads);
+    if (u_progress < RDMX_PROGRESS_DEFAULT || u_progress > RDMX_PROGRESS_CALLER) {
+        RDMX_ERROR("config: progress=%d is not an rdmx_progress_mode_t", u_progress);
+        return RDMX_ERR_INVALID_ARG;
+    }
+    if (u_threads < RDMX_THREADS_DEFAULT || u_threads > RDMX_THREADS_SINGLE) {
+        RDMX_ERROR("config: threads=%d is not an rdmx_thread_level_t", u_threads);
+        return RDMX_ERR_INVALID_ARG;
+    }
     r.field<rdmx_progress_mode_t>("RDMX_PROGRESS", "progress mode: thread|caller", &progress,
-                                  u.progress != RDMX_PROGRESS_DEFAULT, u.progress, parse_progress, show_progress);
+                                  u_progress != RDMX_PROGRESS_DEFAULT, static_cast<rdmx_progress_mode_t>(u_progress),
+                                  parse_progress, show_progress);
     r.field<rdmx_thread_level_t>("RDMX_THREADS", "thread level: multiple (any thread, any time) or single (calls "
                                  "never overlap: no lock, no atomic read-modify-write on the send/receive path)",
-                                 &threads, u.threads != RDMX_THREADS_DEFAULT, u.threads, parse_threads,
-                                 show_threads);
+                                 &threads, u_threads != RDMX_THREADS_DEFAULT, static_cast<rdmx_thread_level_t>(u_threads),
+                                 parse_threads, show_threads);
     r.field<int>("RDMX_LOG_LEVEL", "0 error, 1 warn, 2 info, 3 debug, 4 trace", &log_level, u.log_level >= 0,
                  u.log_level, p_int, show_int);
     r.field<double>("RDMX_CONNECT_TIMEOUT", "seconds allowed for the full-mesh bring-up", &connect_timeout,
@@ -371,15 +392,6 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     load_rndv(r, *this);
     load_sm(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;
-    // The struct's enum fields come from C, where any int fits.
-    if (progress != RDMX_PROGRESS_THREAD && progress != RDMX_PROGRESS_CALLER) {
-        RDMX_ERROR("config: progress=%d is not an rdmx_progress_mode_t", static_cast<int>(progress));
-        return RDMX_ERR_INVALID_ARG;
-    }
-    if (threads != RDMX_THREADS_MULTIPLE && threads != RDMX_THREADS_SINGLE) {
-        RDMX_ERROR("config: threads=%d is not an rdmx_thread_level_t", static_cast<int>(threads));
-        return RDMX_ERR_INVALID_ARG;
-    }
     if (sm_slots < 4 || sm_slots > 4096) {
         RDMX_ERROR("config: RDMX_SM_SLOTS=%u must be in [4, 4096]", sm_slots);
         return RDMX_ERR_INVALID_ARG;
