@@ -67,6 +67,12 @@ typedef enum { RDMX_OK = 0, RDMX_INPROGRESS = 1, RDMX_ERR_INVALID_ARG = -1, RDMX
 /** Wildcards for receives and probes: any sender, any tag (of the tag space). */
 #define RDMX_ANY_SOURCE (-1)
 #define RDMX_ANY_TAG    (-1)
+/** "No peer" for send, receive and sendrecv (the edge of a halo exchange):
+ *  the operation completes at once and moves nothing; a receive reports
+ *  source RDMX_PROC_NULL, tag RDMX_ANY_TAG, length 0. */
+#define RDMX_PROC_NULL  (-2)
+/** rdmx_comm_split colour of a rank that joins no new communicator. */
+#define RDMX_UNDEFINED  (-3)
 
 /** What a completed receive (or probe) saw. `length` is the size the sender
  *  sent, even when it was truncated; `error` is the operation's own status. */
@@ -234,6 +240,85 @@ RDMX_API rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, 
 RDMX_API rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len,
                                      int source, int tag, rdmx_request_h *req_p);
 
+/* ---------------------------------------------------------------------------
+ * Communicators. A communicator is a derived context: an rdmx_context_h over
+ * a subset of the job's ranks that shares its parent's connections, memory
+ * and progress. Every function that takes an rdmx_context_h works on it,
+ * with ranks numbered 0..size-1 within it; a message sent on one
+ * communicator never matches a receive or probe of another (wildcards
+ * included). Creation is collective over the parent: every member calls it,
+ * in the same order relative to the parent's other collectives. Derived
+ * contexts are freed by rdmx_comm_free or, all at once, by rdmx_finalize of
+ * the context rdmx_init made (the root); a handle is invalid afterwards.
+ * Thread safety as for every context; communicators may be created on
+ * different parents from different threads at once.
+ * ------------------------------------------------------------------------- */
+/** Partition ctx by `color` (>= 0, or RDMX_UNDEFINED to join none); members
+ *  of a new communicator are ordered by (key, rank in ctx). *newctx_p is NULL
+ *  for RDMX_UNDEFINED. Errors: INVALID_ARG (a negative colour other than
+ *  RDMX_UNDEFINED), NO_MEMORY (no communicator id free on every member),
+ *  PEER_LOST. */
+RDMX_API rdmx_status_t rdmx_comm_split(rdmx_context_h ctx, int color, int key, rdmx_context_h *newctx_p); /* collective over ctx; order by (key, rank in ctx) */
+/** A new communicator with ctx's members in ctx's order and its own message
+ *  space (what a library layered on rdmx takes for itself). */
+RDMX_API rdmx_status_t rdmx_comm_dup(rdmx_context_h ctx, rdmx_context_h *newctx_p);                    /* collective over ctx */
+/** Free a derived context (not the root: that is rdmx_finalize's) and set
+ *  *ctx_p = NULL. Local, not collective. Requests still pending on it stay
+ *  valid and complete normally; its id is reused once the last of them is
+ *  freed. Messages that arrived on it and were never received are dropped
+ *  (a warning counts them). */
+RDMX_API rdmx_status_t rdmx_comm_free(rdmx_context_h *ctx_p);      /* a derived context only; sets *ctx_p = NULL; rdmx_finalize of the root frees all */
+/** Job rank (the root context's numbering) of ctx's member `rank`, -1 if out of range. */
+RDMX_API int rdmx_comm_world_rank(rdmx_context_h ctx, int rank);   /* job rank of ctx's member `rank`, -1 if out of range */
+/** Index of this rank among ctx's members on this node (-1 for an invalid context). */
+RDMX_API int rdmx_local_rank(rdmx_context_h ctx);                  /* index among ctx's members on this node */
+/** Number of ctx's members on this node (-1 for an invalid context). */
+RDMX_API int rdmx_local_size(rdmx_context_h ctx);                  /* ctx's members on this node */
+/** End every process of the job, as MPI_Abort: peers are told (they exit
+ *  with `code` too), the launcher is asked to end the job where it can
+ *  (PMIx, PMI), and this process exits with status `code` (& 255). Does
+ *  not return unless ctx is invalid (INVALID_ARG). */
+RDMX_API rdmx_status_t rdmx_abort(rdmx_context_h ctx, int code);   /* end every process of the job, exit status `code` where the launcher allows */
+/** Send to `dest` and receive from `source` at once (no deadlock when two
+ *  ranks exchange); either may be RDMX_PROC_NULL. info_p (may be NULL)
+ *  describes the receive. Returns the first error of the two. */
+RDMX_API rdmx_status_t rdmx_sendrecv(rdmx_context_h ctx, const void *sendbuf, size_t sendlen, int dest, int sendtag,
+                                     void *recvbuf, size_t recvlen, int source, int recvtag, rdmx_msg_info_t *info_p);
+/** Matched probe: a message taken off the matching queue by rdmx_mprobe or
+ *  rdmx_improbe, so that no other receive or probe sees it, and received
+ *  later by rdmx_mrecv/rdmx_imrecv into a buffer sized from its info (the
+ *  probe-then-receive race of threads sharing a source is gone). A probe of
+ *  RDMX_PROC_NULL finds at once an empty message (*msg_p NULL, which
+ *  mrecv/imrecv then receive as PROC_NULL). Every matched message must be
+ *  received; the handle is consumed (set to NULL) by the receive. */
+typedef struct rdmx_message *rdmx_message_h;   /* a matched, not yet received message */
+RDMX_API rdmx_status_t rdmx_mprobe(rdmx_context_h ctx, int source, int tag, rdmx_message_h *msg_p, rdmx_msg_info_t *info_p);
+RDMX_API rdmx_status_t rdmx_improbe(rdmx_context_h ctx, int source, int tag, int *found_p, rdmx_message_h *msg_p, rdmx_msg_info_t *info_p);
+RDMX_API rdmx_status_t rdmx_mrecv(void *buf, size_t len, rdmx_message_h *msg_p, rdmx_msg_info_t *info_p);
+RDMX_API rdmx_status_t rdmx_imrecv(void *buf, size_t len, rdmx_message_h *msg_p, rdmx_request_h *req_p);
+
+/* ---------------------------------------------------------------------------
+ * Generalized requests and progress callbacks: how a layer above rdmx (its
+ * nonblocking collectives, an MPI library) makes operations of its own that
+ * the application completes with rdmx_test/rdmx_wait like any other.
+ * ------------------------------------------------------------------------- */
+/** A request that completes when rdmx_greq_complete is called on it (from
+ *  any thread, e.g. a progress callback). Errors: INVALID_ARG, NO_MEMORY. */
+RDMX_API rdmx_status_t rdmx_greq_start(rdmx_context_h ctx, rdmx_request_h *req_p);
+/** Complete a generalized request with `status` (its info reports
+ *  source RDMX_PROC_NULL, length 0). Exactly once per request, before the
+ *  application's test/wait frees it. */
+RDMX_API rdmx_status_t rdmx_greq_complete(rdmx_request_h req, rdmx_status_t status);
+/** A function the engine calls on every progress pass of ctx's job (from the
+ *  progress thread or a thread inside a wait, test or rdmx_progress), never
+ *  under the engine's lock and never from two threads at once. It may call
+ *  any rdmx function except rdmx_finalize and blocking waits; returns the
+ *  number of events it handled. At most 16 per job; unregistered by the
+ *  same (fn, arg) or by rdmx_finalize. */
+typedef int (*rdmx_progress_fn_t)(void *arg);
+RDMX_API rdmx_status_t rdmx_progress_register(rdmx_context_h ctx, rdmx_progress_fn_t fn, void *arg);
+RDMX_API rdmx_status_t rdmx_progress_unregister(rdmx_context_h ctx, rdmx_progress_fn_t fn, void *arg);
+
 /** Drive progress once from the calling thread (useful in RDMX_PROGRESS=caller
  *  mode for applications that poll). Returns the number of events handled. */
 RDMX_API int rdmx_progress(rdmx_context_h ctx);
@@ -267,7 +352,8 @@ RDMX_API rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats);
 
 /* ---------------------------------------------------------------------------
  * Collectives. All ranks call them in the same order with matching
- * arguments; one collective at a time per context (as in MPI). Buffers are
+ * arguments; one blocking collective at a time per context (as in MPI;
+ * nonblocking ones may overlap, see below). Buffers are
  * counted in elements of `dt` for reductions and in bytes elsewhere.
  * Bitwise ops on floating types, a root out of range or overlapping buffers
  * (other than RDMX_IN_PLACE) return RDMX_ERR_INVALID_ARG; a failed peer
@@ -277,9 +363,14 @@ RDMX_API rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats);
  * algorithms within the tolerances in docs/collectives.md.
  * Example: rdmx_allreduce(ctx, RDMX_IN_PLACE, v, n, RDMX_DOUBLE, RDMX_SUM);
  * ------------------------------------------------------------------------- */
+/* Pair types (for MINLOC/MAXLOC only) are the C structs {float v; int i;},
+ * {double v; int i;} and {int v; int i;}, padding included in their size. */
 typedef enum { RDMX_INT8, RDMX_INT16, RDMX_INT32, RDMX_INT64, RDMX_UINT8, RDMX_UINT16, RDMX_UINT32,
-               RDMX_UINT64, RDMX_FLOAT, RDMX_DOUBLE } rdmx_datatype_t;
-typedef enum { RDMX_SUM, RDMX_PROD, RDMX_MIN, RDMX_MAX, RDMX_BAND, RDMX_BOR, RDMX_BXOR } rdmx_op_t;
+               RDMX_UINT64, RDMX_FLOAT, RDMX_DOUBLE, RDMX_FLOAT_INT, RDMX_DOUBLE_INT, RDMX_INT_INT } rdmx_datatype_t;
+/* MINLOC/MAXLOC: pair types only; the extreme value with its index, ties
+ * keep the lower index. Other ops take the scalar types only. */
+typedef enum { RDMX_SUM, RDMX_PROD, RDMX_MIN, RDMX_MAX, RDMX_BAND, RDMX_BOR, RDMX_BXOR,
+               RDMX_MINLOC, RDMX_MAXLOC } rdmx_op_t;
 #define RDMX_IN_PLACE ((const void *)1)   /* as sendbuf of allreduce/reduce/allgather */
 
 RDMX_API rdmx_status_t rdmx_barrier(rdmx_context_h ctx);
@@ -294,6 +385,30 @@ RDMX_API rdmx_status_t rdmx_allgather(rdmx_context_h ctx, const void *sendbuf, s
 RDMX_API rdmx_status_t rdmx_gather(rdmx_context_h ctx, const void *sendbuf, size_t len, void *recvbuf, int root);
 RDMX_API rdmx_status_t rdmx_scatter(rdmx_context_h ctx, const void *sendbuf, size_t len, void *recvbuf, int root);
 RDMX_API rdmx_status_t rdmx_alltoall(rdmx_context_h ctx, const void *sendbuf, size_t len, void *recvbuf);    /* len bytes per peer */
+/** Inclusive prefix reduction: rank r gets op over ranks 0..r. RDMX_IN_PLACE allowed. */
+RDMX_API rdmx_status_t rdmx_scan(rdmx_context_h ctx, const void *sendbuf, void *recvbuf, size_t count, rdmx_datatype_t dt, rdmx_op_t op);
+/** Exclusive prefix reduction: rank r gets op over ranks 0..r-1. */
+RDMX_API rdmx_status_t rdmx_exscan(rdmx_context_h ctx, const void *sendbuf, void *recvbuf, size_t count, rdmx_datatype_t dt, rdmx_op_t op); /* rank 0's recvbuf untouched */
+/* v-collectives; lengths and displacements in bytes, per rank of ctx */
+RDMX_API rdmx_status_t rdmx_allgatherv(rdmx_context_h ctx, const void *sendbuf, size_t len, void *recvbuf, const size_t lens[], const size_t displs[]);
+RDMX_API rdmx_status_t rdmx_gatherv(rdmx_context_h ctx, const void *sendbuf, size_t len, void *recvbuf, const size_t lens[], const size_t displs[], int root);
+RDMX_API rdmx_status_t rdmx_scatterv(rdmx_context_h ctx, const void *sendbuf, const size_t lens[], const size_t displs[], void *recvbuf, size_t len, int root);
+RDMX_API rdmx_status_t rdmx_alltoallv(rdmx_context_h ctx, const void *sendbuf, const size_t sendlens[], const size_t sdispls[],
+                                      void *recvbuf, const size_t recvlens[], const size_t rdispls[]);
+/* Nonblocking collectives: the blocking call's arguments plus a request,
+ * completed by rdmx_test/rdmx_wait/... Several may be outstanding on one
+ * communicator (started in the same order on every member, and in the same
+ * order relative to its blocking collectives); they advance without the
+ * application calling in when the progress thread runs, else inside its
+ * rdmx calls. Buffers must not be touched until the request completes. */
+RDMX_API rdmx_status_t rdmx_ibarrier(rdmx_context_h ctx, rdmx_request_h *req_p);
+RDMX_API rdmx_status_t rdmx_ibcast(rdmx_context_h ctx, void *buf, size_t len, int root, rdmx_request_h *req_p);
+RDMX_API rdmx_status_t rdmx_ireduce(rdmx_context_h ctx, const void *sendbuf, void *recvbuf, size_t count, rdmx_datatype_t dt, rdmx_op_t op, int root, rdmx_request_h *req_p);
+RDMX_API rdmx_status_t rdmx_iallreduce(rdmx_context_h ctx, const void *sendbuf, void *recvbuf, size_t count, rdmx_datatype_t dt, rdmx_op_t op, rdmx_request_h *req_p);
+RDMX_API rdmx_status_t rdmx_iallgather(rdmx_context_h ctx, const void *sendbuf, size_t len, void *recvbuf, rdmx_request_h *req_p);
+RDMX_API rdmx_status_t rdmx_ialltoall(rdmx_context_h ctx, const void *sendbuf, size_t len, void *recvbuf, rdmx_request_h *req_p);
+RDMX_API rdmx_status_t rdmx_ialltoallv(rdmx_context_h ctx, const void *sendbuf, const size_t sendlens[], const size_t sdispls[],
+                                       void *recvbuf, const size_t recvlens[], const size_t rdispls[], rdmx_request_h *req_p);
 
 #ifdef __cplusplus
 }
