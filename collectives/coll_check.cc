@@ -109,7 +109,8 @@ void Args::blocks(const char *buf_name, const void *buf, const char *lens_name, 
 }
 
 void Args::own_block(const char *lens_name, const size_t *lens, int rank, size_t len) noexcept {
-    if (ok() && lens[rank] != len) fail(lens_name, "lens[rank] differs from this rank's own length");
+    if (ok() && lens[rank] != len)
+        fail(lens_name, "the entry of this rank differs from the length it sends to itself");
 }
 
 namespace {

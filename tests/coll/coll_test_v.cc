@@ -7,10 +7,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <climits>
+#include <cstdint>
+#include <cstdio>
 #include <functional>
-#include <numeric>
 
 namespace colltest {
 
@@ -70,7 +69,7 @@ void allgatherv_case(Harness &h, const Case &c) {
     std::vector<uint8_t> ref = junk(total), out = junk(total);
     MPI_Allgatherv(src.data(), static_cast<int>(mine), MPI_BYTE, ref.data(), to_int(lens).data(),
                    to_int(displs).data(), MPI_BYTE, MPI_COMM_WORLD);
-    if (c.in_place) std::copy(src.begin(), src.end(), out.begin() + static_cast<long>(displs[static_cast<size_t>(h.rank)]));
+    if (c.in_place) std::memcpy(out.data() + displs[static_cast<size_t>(h.rank)], src.data(), mine);
     h.use("allgatherv", c.algo);
     const void *send = c.in_place ? RDMX_IN_PLACE : static_cast<const void *>(src.data());
     h.require_ok(c, rdmx_allgatherv(h.ctx, send, mine, out.data(), lens.data(), displs.data()));
@@ -178,7 +177,8 @@ void quiet_unless_rank0(const Harness &h, F &&body) {
 
 void expect(Harness &h, const char *what, rdmx_status_t got, rdmx_status_t want) {
     if (got == want) return h.pass();
-    h.failure(Case{"invalid_args"}, std::string(what) + ": expected " + rdmx_strerror(want) + ", got " + rdmx_strerror(got));
+    h.failure(Case{"invalid_args"},
+              std::string(what) + ": expected " + rdmx_strerror(want) + ", got " + rdmx_strerror(got));
 }
 
 // Every call fails the same way on every rank (root-only checks use root =
@@ -218,7 +218,8 @@ void invalid_args(Harness &h) {
         expect(h, "allgatherv displs overflow", rdmx_allgatherv(h.ctx, b, 8, r, lens.data(), huge.data()), kBad);
         expect(h, "allgatherv recv blocks overlap",
                rdmx_allgatherv(h.ctx, p > 1 ? b : r + 4, 8, r, lens.data(), overlapping.data()), kBad);
-        expect(h, "allgatherv send in a recv block", rdmx_allgatherv(h.ctx, r + 1, 8, r, lens.data(), displs.data()), kBad);
+        expect(h, "allgatherv send in a recv block",
+               rdmx_allgatherv(h.ctx, r + 1, 8, r, lens.data(), displs.data()), kBad);
         expect(h, "allgatherv NULL recvbuf", rdmx_allgatherv(h.ctx, b, 8, nullptr, lens.data(), displs.data()), kBad);
         expect(h, "gatherv NULL lens at root", rdmx_gatherv(h.ctx, b, 8, r, nullptr, displs.data(), me), kBad);
         expect(h, "gatherv root=size", rdmx_gatherv(h.ctx, b, 8, r, lens.data(), displs.data(), p), kBad);
@@ -239,7 +240,8 @@ void invalid_args(Harness &h) {
     });
     // Empty calls: every length 0, NULL buffers.
     std::vector<size_t> zeros(up, 0);
-    expect(h, "allgatherv all 0, NULL", rdmx_allgatherv(h.ctx, nullptr, 0, nullptr, zeros.data(), zeros.data()), RDMX_OK);
+    expect(h, "allgatherv all 0, NULL", rdmx_allgatherv(h.ctx, nullptr, 0, nullptr, zeros.data(), zeros.data()),
+           RDMX_OK);
     expect(h, "alltoallv all 0, NULL",
            rdmx_alltoallv(h.ctx, nullptr, zeros.data(), zeros.data(), nullptr, zeros.data(), zeros.data()), RDMX_OK);
     expect(h, "scan count 0 NULL", rdmx_scan(h.ctx, nullptr, nullptr, 0, RDMX_INT_INT, RDMX_MAXLOC), RDMX_OK);
@@ -262,9 +264,13 @@ void mismatches(Harness &h) {
         std::function<rdmx_status_t()> call;
     };
     const Mismatch cases[] = {
-        {"allgatherv total", [&] { return rdmx_allgatherv(h.ctx, s.data(), lens[static_cast<size_t>(me)], r.data(), lens.data(), displs.data()); }},
+        {"allgatherv total", [&] {
+             return rdmx_allgatherv(h.ctx, s.data(), lens[static_cast<size_t>(me)], r.data(), lens.data(),
+                                    displs.data());
+         }},
         {"scan vs exscan", [&] {
-             return odd ? rdmx_exscan(h.ctx, x, y, 8, RDMX_DOUBLE, RDMX_SUM) : rdmx_scan(h.ctx, x, y, 8, RDMX_DOUBLE, RDMX_SUM);
+             return odd ? rdmx_exscan(h.ctx, x, y, 8, RDMX_DOUBLE, RDMX_SUM)
+                        : rdmx_scan(h.ctx, x, y, 8, RDMX_DOUBLE, RDMX_SUM);
          }},
         {"scan op", [&] { return rdmx_scan(h.ctx, x, y, 8, RDMX_INT64, odd ? RDMX_MAX : RDMX_SUM); }},
         {"gatherv root", [&] {
@@ -279,7 +285,8 @@ void mismatches(Harness &h) {
         quiet_unless_rank0(h, [&] { st = m.call(); });
         const Case c{"mismatch", m.what};
         if (st == RDMX_ERR_INVALID_ARG) h.pass();
-        else h.failure(c, std::string("expected ") + rdmx_strerror(RDMX_ERR_INVALID_ARG) + ", got " + rdmx_strerror(st));
+        else h.failure(c, std::string("expected ") + rdmx_strerror(RDMX_ERR_INVALID_ARG) + ", got " +
+                              rdmx_strerror(st));
         int64_t one = me + 1, sum = 0;  // still in step?
         h.require_ok(c, rdmx_allreduce(h.ctx, &one, &sum, 1, RDMX_INT64, RDMX_SUM));
         if (sum == static_cast<int64_t>(p) * (p + 1) / 2) h.pass();
