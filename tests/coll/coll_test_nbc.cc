@@ -8,6 +8,10 @@
 // application computed without calling rdmx (one rdmx_test says so).
 #include "coll_test.h"
 
+#if RDMX_COLL_TEST_HOOKS
+#include "mpi_p2p_shim.h"
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -215,6 +219,7 @@ void run_barrier_order(Harness &h) {
 void run_nbc_outstanding(Harness &h);
 void run_nbc_overlap(Harness &h);
 void run_nbc_invalid(Harness &h);
+void run_nbc_faults(Harness &h);
 
 void run_nbc(Harness &h) {
     run_barrier_order(h);
@@ -224,6 +229,7 @@ void run_nbc(Harness &h) {
     run_nbc_outstanding(h);
     run_nbc_overlap(h);
     run_nbc_invalid(h);
+    run_nbc_faults(h);
 }
 
 // ---- several outstanding, overlap, argument checks -----------------------------
@@ -366,6 +372,59 @@ void run_nbc_invalid(Harness &h) {
     expect("ibarrier NULL ctx", [&](rdmx_request_h *r) { return rdmx_ibarrier(nullptr, r); });
     if (rdmx_ibarrier(h.ctx, nullptr) == kBad) h.pass();
     else h.failure(Case{"nbc_invalid"}, "ibarrier NULL req_p accepted");
+}
+
+// With the shim: a point-to-point failure injected into the first request
+// completion of every rank (in round 0 of a symmetric schedule) completes
+// the schedule with that error, and every request is drained; a schedule
+// still running when its context is finalized completes with
+// RDMX_ERR_CANCELED. Afterwards the ranks are in step and no request is left.
+void run_nbc_faults(Harness &h) {
+#if RDMX_COLL_TEST_HOOKS
+    const int p = h.size;
+    const long live0 = rdmx_shim::live_requests();
+    std::vector<uint8_t> in(64 * static_cast<size_t>(p), 1), out(in.size());
+    const std::function<rdmx_status_t(rdmx_request_h *)> calls[] = {
+        [&](rdmx_request_h *r) { return rdmx_ibarrier(h.ctx, r); },
+        [&](rdmx_request_h *r) { return rdmx_ialltoall(h.ctx, in.data(), 64, out.data(), r); },
+    };
+    for (const auto &call : calls) {
+        const Case c{"nbc_faults", "injected"};
+        rdmx_request_h r = nullptr;
+        rdmx_shim::fail_completion(1, RDMX_ERR_PEER_LOST);
+        h.require_ok(c, call(&r));
+        const rdmx_status_t st = wait(&r);
+        rdmx_shim::fail_completion(0, RDMX_OK);
+        if (st == (p > 1 ? RDMX_ERR_PEER_LOST : RDMX_OK)) h.pass();
+        else h.failure(c, std::string("expected the injected error, got ") + rdmx_strerror(st));
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rdmx_shim::live_requests() == live0) h.pass();
+        else h.failure(c, "requests left after the failed schedule");
+    }
+    // Rank 0 alone starts a barrier on a second context, which is then
+    // finalized under it.
+    const Case c{"nbc_faults", "finalized"};
+    rdmx_context_h ctx2 = nullptr;
+    h.require_ok(c, rdmx_init(nullptr, &ctx2));
+    rdmx_request_h r = nullptr;
+    if (h.rank == 0) h.require_ok(c, rdmx_ibarrier(ctx2, &r));
+    MPI_Barrier(MPI_COMM_WORLD);
+    h.require_ok(c, rdmx_finalize(ctx2));
+    const rdmx_status_t st = wait(&r);
+    if (st == (h.rank == 0 && p > 1 ? RDMX_ERR_CANCELED : RDMX_OK)) h.pass();
+    else h.failure(c, std::string("expected canceled, got ") + rdmx_strerror(st));
+    rdmx_request_h b = nullptr;  // drains what the finalized schedule left in flight
+    h.require_ok(c, rdmx_ibarrier(h.ctx, &b));
+    h.require_ok(c, wait(&b));
+    int64_t one = 1, sum = 0;
+    rdmx_request_h a = nullptr;
+    h.require_ok(c, rdmx_iallreduce(h.ctx, &one, &sum, 1, RDMX_INT64, RDMX_SUM, &a));
+    h.require_ok(c, wait(&a));
+    if (sum == p && rdmx_shim::live_requests() == live0) h.pass();
+    else h.failure(c, "ranks out of step or requests left after a finalized schedule");
+#else
+    (void)h;
+#endif
 }
 
 }  // namespace colltest

@@ -104,7 +104,12 @@ constexpr size_t kMaxCallbacks = 16;
 constexpr int kMaxAttrKeys = 64;
 std::atomic<int> g_attr_keys{0};
 std::mutex g_cb_mu;  // the list
-std::vector<std::pair<rdmx_progress_fn_t, void *>> g_callbacks;
+struct Callback {
+    rdmx_context_h ctx;  // registered on (finalize drops its callbacks)
+    rdmx_progress_fn_t fn;
+    void *arg;
+};
+std::vector<Callback> g_callbacks;
 std::mutex g_cb_running;  // one pass at a time
 thread_local bool t_in_callbacks = false;
 
@@ -112,14 +117,14 @@ int run_callbacks() {
     if (t_in_callbacks) return 0;
     std::unique_lock<std::mutex> running(g_cb_running, std::try_to_lock);
     if (!running.owns_lock()) return 0;
-    std::vector<std::pair<rdmx_progress_fn_t, void *>> list;
+    std::vector<Callback> list;
     {
         std::lock_guard<std::mutex> lk(g_cb_mu);
         list = g_callbacks;
     }
     t_in_callbacks = true;
     int events = 0;
-    for (const auto &cb : list) events += cb.first(cb.second);
+    for (const Callback &cb : list) events += cb.fn(cb.arg);
     t_in_callbacks = false;
     return events;
 }
@@ -160,7 +165,7 @@ rdmx_status_t rdmx_progress_register(rdmx_context_h ctx, rdmx_progress_fn_t fn, 
     if (fn == nullptr) return bad("rdmx_progress_register", "fn");
     std::lock_guard<std::mutex> lk(g_cb_mu);
     if (g_callbacks.size() >= kMaxCallbacks) return RDMX_ERR_NO_MEMORY;
-    g_callbacks.emplace_back(fn, arg);
+    g_callbacks.push_back(Callback{ctx, fn, arg});
     return RDMX_OK;
 }
 
@@ -168,7 +173,7 @@ rdmx_status_t rdmx_progress_unregister(rdmx_context_h ctx, rdmx_progress_fn_t fn
     if (ctx == nullptr) return bad("rdmx_progress_unregister", "ctx");
     std::lock_guard<std::mutex> lk(g_cb_mu);
     for (auto it = g_callbacks.begin(); it != g_callbacks.end(); ++it) {
-        if (it->first == fn && it->second == arg) {
+        if (it->fn == fn && it->arg == arg) {
             g_callbacks.erase(it);
             return RDMX_OK;
         }
@@ -234,7 +239,7 @@ rdmx_status_t rdmx_finalize(rdmx_context_h ctx) {
     for (MPI_Comm &c : ctx->comm) MPI_Comm_free(&c);
     {
         std::lock_guard<std::mutex> lk(g_cb_mu);
-        g_callbacks.clear();  // rdmx_finalize unregisters every callback
+        std::erase_if(g_callbacks, [ctx](const Callback &cb) { return cb.ctx == ctx; });
     }
     delete ctx;
     return RDMX_OK;
