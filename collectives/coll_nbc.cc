@@ -348,14 +348,22 @@ rdmx_status_t start(std::unique_ptr<Schedule> s, rdmx_request_h *req_p) {
     *req_p = nullptr;
     const rdmx_context_h ctx = s->comm().ctx;
     Engine &e = engine();
-    if (rdmx_status_t st = ensure_registered(e, ctx); st != RDMX_OK) return st;
+    rdmx_status_t st = RDMX_OK;
+    {
+        // The state first: registering on a context that has none would
+        // leave the registration unnoticed when that context is freed.
+        std::lock_guard<std::mutex> lk(e.mu);
+        CtxState *cs = nullptr;
+        st = ctx_state(e, ctx, &cs);
+    }
+    if (st == RDMX_OK) st = ensure_registered(e, ctx);
     rdmx_request_h greq = nullptr;
-    if (rdmx_status_t st = rdmx_greq_start(ctx, &greq); st != RDMX_OK) return st;
+    if (st == RDMX_OK) st = rdmx_greq_start(ctx, &greq);
+    if (st != RDMX_OK) return st;
     std::lock_guard<std::mutex> lk(e.mu);
     CtxState *cs = nullptr;
-    rdmx_status_t st = RDMX_OK;
     try {  // everything that may allocate, before anything is sent
-        st = ctx_state(e, ctx, &cs);
+        st = ctx_state(e, ctx, &cs);  // the same one, unless the context was freed meanwhile
         if (st == RDMX_OK) {
             cs->active.reserve(cs->active.size() + 1);
             e.busy.reserve(e.busy.size() + 1);
