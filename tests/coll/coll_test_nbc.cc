@@ -90,11 +90,15 @@ void reductions_case(Harness &h, rdmx_datatype_t dt, rdmx_op_t op, size_t n) {
     }
 }
 
+// The schedules do not depend on the datatype or op (the kernel is the
+// blocking collectives', tested there in full): --quick (the emulated bed)
+// runs SUM on every datatype and every op on int32 and double only.
 void run_reductions(Harness &h) {
-    const std::vector<size_t> counts = h.opt.quick ? std::vector<size_t>{0, 1, 37} : std::vector<size_t>{0, 1, 37, 5000};
+    const std::vector<size_t> counts = h.opt.quick ? std::vector<size_t>{0, 37} : std::vector<size_t>{0, 1, 37, 5000};
     for (const rdmx_datatype_t dt : kAllTypes)
         for (const rdmx_op_t op : kAllOps) {
             if (!valid_combo(dt, op)) continue;
+            if (h.opt.quick && op != RDMX_SUM && dt != RDMX_INT32 && dt != RDMX_DOUBLE) continue;
             for (const size_t n : counts)
                 with_type(dt, [&]<class T>() { reductions_case<T>(h, dt, op, n); });
         }
@@ -289,7 +293,7 @@ void run_nbc_outstanding(Harness &h) {
     for (int i = 0; i < iters; ++i) outstanding_round(h, i);
     // More schedules than the sequence number has values (1,024), with a
     // window of 4 outstanding: tags wrap without two live ones colliding.
-    constexpr int kWindow = 4, kMany = 1100;
+    constexpr int kWindow = 4, kMany = 1030;
     const Case c{"nbc_seq_wrap", "iallreduce"};
     std::vector<int64_t> in(kMany), out(kMany, -1);
     std::vector<rdmx_request_h> req(kMany, nullptr);
