@@ -503,6 +503,10 @@ def render_f90(path):
             i += 1
         decl = []
         first = lines[i].strip() if i < len(lines) else ""
+        # A declaration continued with '&' is shown on one line.
+        while first.endswith("&") and i + 1 < len(lines):
+            i += 1
+            first = first[:-1].rstrip() + " " + lines[i].strip().lstrip("&").lstrip()
         m = re.match(r"(?:\w+(?:\([^)]*\))?\s+)*(function|subroutine)\s+(\w+)", first, re.I)
         if m:
             kind, name = m.group(1).lower(), m.group(2)
