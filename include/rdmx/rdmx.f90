@@ -115,7 +115,7 @@ module rdmx
   public :: rdmx_barrier, rdmx_allreduce, rdmx_wtime, rdmx_strerror, rdmx_in_place
   public :: rdmx_comm_split, rdmx_comm_dup, rdmx_comm_free, rdmx_comm_world_rank, rdmx_local_rank, rdmx_local_size
   public :: rdmx_abort, rdmx_sendrecv, rdmx_mprobe, rdmx_improbe, rdmx_mrecv, rdmx_imrecv
-  public :: rdmx_greq_start, rdmx_greq_complete, rdmx_progress_register, rdmx_progress_unregister
+  public :: rdmx_greq_start, rdmx_greq_complete, rdmx_progress_register, rdmx_progress_unregister, rdmx_progress
   public :: rdmx_scan, rdmx_exscan, rdmx_allgatherv, rdmx_gatherv, rdmx_scatterv, rdmx_alltoallv
   public :: rdmx_ibarrier, rdmx_ibcast, rdmx_ireduce, rdmx_iallreduce, rdmx_iallgather, rdmx_ialltoall, rdmx_ialltoallv
 
@@ -313,6 +313,14 @@ module rdmx
       type(c_ptr), value :: arg
       integer(c_int) :: st
     end function rdmx_progress_unregister
+
+    !> rdmx_progress: drive progress once from the calling thread; returns
+    !> the number of events handled.
+    function rdmx_progress(ctx) bind(c, name='rdmx_progress') result(n)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx
+      integer(c_int) :: n
+    end function rdmx_progress
 
     ! ------------------------------------------------ more collectives ---
     !> rdmx_scan: rank r's recvbuf gets op over ranks 0..r of count elements
