@@ -33,8 +33,10 @@ rdmx is one API in three languages:
   `rdmx_status_t`; the contract that holds for all of them is
   [below](#general-contract).
 - **C++20** ([`rdmx.hpp`](#c20-layer-rdmxhpp)): a header-only layer over
-  the C API: `rdmx::Context` and `rdmx::Request` own their handles, errors
-  become `rdmx::Error` exceptions, buffers are `std::span`s.
+  the C API: `rdmx::Context` (the job), `rdmx::Communicator` (split/dup),
+  `rdmx::Request` and `rdmx::Message` own their handles, `rdmx::CommRef`
+  carries the calls of both kinds of communicator, errors become
+  `rdmx::Error` exceptions, buffers are `std::span`s.
 - **Fortran 2008** ([`rdmx.f90`](#fortran-module-rdmxf90)): the `rdmx`
   module, ISO_C_BINDING interfaces to the most used calls. It is installed as
   source: compile it with your compiler.
