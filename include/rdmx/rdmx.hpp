@@ -306,7 +306,8 @@ private:
         return Request(r);
     }
     void drop() noexcept {
-        if (h_ != nullptr) (void)rdmx_mrecv(nullptr, 0, &h_, nullptr);
+        char sink = 0;   // a valid buffer of no length: every byte is dropped
+        if (h_ != nullptr) (void)rdmx_mrecv(&sink, 0, &h_, nullptr);
     }
     rdmx_message_h h_ = nullptr;
     rdmx_msg_info_t info_{RDMX_PROC_NULL, RDMX_ANY_TAG, 0, RDMX_OK};
@@ -514,7 +515,8 @@ public:
     int progress() const noexcept { return rdmx_progress(ctx_); }
 
     /** A generalized request (rdmx_greq_start): pending until
-     *  rdmx::greq_complete(request.native_handle(), status) is called. */
+     *  rdmx::greq_complete(request.native_handle(), status) is called (so
+     *  the Request's destructor waits for that call). */
     [[nodiscard]] Request greq_start() const {
         rdmx_request_h h = nullptr;
         detail::check(rdmx_greq_start(ctx_, &h), "rdmx_greq_start");

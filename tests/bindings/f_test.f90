@@ -108,6 +108,7 @@ program f_test
   found = 0
   do while (found == 0)
     call ok(rdmx_improbe(ctx, left, 12, found, msg, info), 'rdmx_improbe')
+    if (found == 0) events = rdmx_progress(ctx)
   end do
   got = ' '
   call ok(rdmx_imrecv(c_loc(got(1)), 16_c_size_t, msg, rreq), 'rdmx_imrecv')
