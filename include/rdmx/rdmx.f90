@@ -116,6 +116,7 @@ module rdmx
   public :: rdmx_comm_split, rdmx_comm_dup, rdmx_comm_free, rdmx_comm_world_rank, rdmx_local_rank, rdmx_local_size
   public :: rdmx_abort, rdmx_sendrecv, rdmx_mprobe, rdmx_improbe, rdmx_mrecv, rdmx_imrecv
   public :: rdmx_greq_start, rdmx_greq_complete, rdmx_progress_register, rdmx_progress_unregister, rdmx_progress
+  public :: rdmx_attr_key_create, rdmx_attr_set, rdmx_attr_get
   public :: rdmx_scan, rdmx_exscan, rdmx_allgatherv, rdmx_gatherv, rdmx_scatterv, rdmx_alltoallv
   public :: rdmx_ibarrier, rdmx_ibcast, rdmx_ireduce, rdmx_iallreduce, rdmx_iallgather, rdmx_ialltoall, rdmx_ialltoallv
 
@@ -313,6 +314,35 @@ module rdmx
       type(c_ptr), value :: arg
       integer(c_int) :: st
     end function rdmx_progress_unregister
+
+    !> rdmx_attr_key_create: a new key for per-context values (one per
+    !> process for each layer that keeps state per communicator).
+    function rdmx_attr_key_create(key) bind(c, name='rdmx_attr_key_create') result(st)
+      import :: c_int
+      integer(c_int), intent(out) :: key
+      integer(c_int) :: st
+    end function rdmx_attr_key_create
+
+    !> rdmx_attr_set: keep value under key on ctx; free_fn (c_null_funptr, or
+    !> c_funloc of a bind(c) subroutine taking type(c_ptr), value) is called
+    !> on it when it is replaced or ctx is freed.
+    function rdmx_attr_set(ctx, key, value, free_fn) bind(c, name='rdmx_attr_set') result(st)
+      import :: c_ptr, c_funptr, c_int
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: key
+      type(c_ptr), value :: value
+      type(c_funptr), value :: free_fn
+      integer(c_int) :: st
+    end function rdmx_attr_set
+
+    !> rdmx_attr_get: the value kept under key on ctx, c_null_ptr if none.
+    function rdmx_attr_get(ctx, key, value) bind(c, name='rdmx_attr_get') result(st)
+      import :: c_ptr, c_int
+      type(c_ptr), value :: ctx
+      integer(c_int), value :: key
+      type(c_ptr), intent(out) :: value
+      integer(c_int) :: st
+    end function rdmx_attr_get
 
     !> rdmx_progress: drive progress once from the calling thread; returns
     !> the number of events handled.

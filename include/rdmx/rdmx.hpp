@@ -236,6 +236,14 @@ inline void greq_complete(rdmx_request_h req, rdmx_status_t status) {
     detail::check(rdmx_greq_complete(req, status), "rdmx_greq_complete");
 }
 
+/** A new key for per-communicator values (rdmx_attr_key_create): one per
+ *  process for each layer that keeps state per communicator. */
+inline int attr_key_create() {
+    int key = -1;
+    detail::check(rdmx_attr_key_create(&key), "rdmx_attr_key_create");
+    return key;
+}
+
 /**
  * Owns one matched message (rdmx_message_h), from CommRef::mprobe or
  * CommRef::improbe: taken off the matching queue, so no other receive or probe
@@ -528,6 +536,19 @@ public:
     [[nodiscard]] ProgressHook on_progress(rdmx_progress_fn_t fn, void *arg) const {
         detail::check(rdmx_progress_register(ctx_, fn, arg), "rdmx_progress_register");
         return ProgressHook(ctx_, fn, arg);
+    }
+
+    /** Keep `value` under `key` on this communicator (rdmx_attr_set);
+     *  `free_fn` (may be NULL) is called on it when it is replaced or the
+     *  communicator is freed. */
+    void attr_set(int key, void *value, rdmx_attr_free_fn_t free_fn = nullptr) const {
+        detail::check(rdmx_attr_set(ctx_, key, value, free_fn), "rdmx_attr_set");
+    }
+    /** The value kept under `key` (rdmx_attr_get), nullptr if none. */
+    void *attr_get(int key) const {
+        void *value = nullptr;
+        detail::check(rdmx_attr_get(ctx_, key, &value), "rdmx_attr_get");
+        return value;
     }
 
     /** rdmx_barrier. */

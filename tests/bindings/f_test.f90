@@ -30,6 +30,9 @@ program f_test
   real(c_double), target :: edge, halo
   character(kind=c_char), target :: text(16), got(16)
   type(rdmx_msg_info_t) :: info
+  integer(c_int) :: key
+  integer(c_int), target :: attr_value
+  type(c_ptr) :: got_value
 
   st = rdmx_init(ctx)
   if (st == RDMX_ERR_NO_DEVICE) then
@@ -128,6 +131,14 @@ program f_test
   call check(events >= 0 .and. hook_calls > 0, 'the progress callback never ran')
   call ok(rdmx_barrier(ctx), 'barrier')
   call ok(rdmx_progress_unregister(ctx, c_funloc(count_calls), c_loc(hook_calls)), 'rdmx_progress_unregister')
+
+  ! A per-context value.
+  call ok(rdmx_attr_key_create(key), 'rdmx_attr_key_create')
+  call ok(rdmx_attr_get(d, key, got_value), 'rdmx_attr_get (none)')
+  call check(.not. c_associated(got_value), 'a new key has a value')
+  call ok(rdmx_attr_set(d, key, c_loc(attr_value), c_null_funptr), 'rdmx_attr_set')
+  call ok(rdmx_attr_get(d, key, got_value), 'rdmx_attr_get')
+  call check(c_associated(got_value, c_loc(attr_value)), 'attr_get value')
 
   call ok(rdmx_comm_free(d), 'free dup')
   call check(.not. c_associated(d), 'free left the handle')

@@ -1,8 +1,8 @@
 // The C++ layer's communicator and point-to-point calls, under mpirun:
 // hpp_test <case>. Cases: comm (split, dup, free, views, local rank/size),
 // p2p (sendrecv, PROC_NULL, separate message spaces, truncation), mprobe
-// (Message, improbe, four threads on one queue), greq (generalized requests
-// and progress hooks), abort (rank size-1 ends the job with status 3: the
+// (Message, improbe, four threads on one queue), greq (generalized requests,
+// progress hooks and per-communicator values), abort (rank size-1 ends the job with status 3: the
 // test expects the job to fail). The new collectives are hpp_coll_test's.
 #include <atomic>
 #include <chrono>
@@ -300,6 +300,30 @@ void t_greq(rdmx::Context &ctx) {
     ctx.barrier();
 }
 
+int g_attr_freed = 0;
+void count_free(void *value) {
+    if (value != nullptr) g_attr_freed += *static_cast<int *>(value);
+}
+
+// Per-communicator values: set, get, replaced (the old one freed) and freed
+// with their communicator.
+void t_attr(rdmx::Context &ctx) {
+    const int key = rdmx::attr_key_create();
+    BT_CHECK(ctx.attr_get(key) == nullptr, "a new key has a value");
+    static int one = 1, ten = 10, hundred = 100;
+    ctx.attr_set(key, &one, count_free);
+    BT_CHECK(ctx.attr_get(key) == &one, "attr_get");
+    ctx.attr_set(key, &ten, count_free);   // frees `one`
+    BT_CHECK(g_attr_freed == 1 && ctx.attr_get(key) == &ten, "replaced: freed %d", g_attr_freed);
+    {
+        rdmx::Communicator d = ctx.dup();
+        d.attr_set(key, &hundred, count_free);
+    }   // ~Communicator frees `hundred`
+    BT_CHECK(g_attr_freed == 101, "freed with the communicator: %d", g_attr_freed);
+    ctx.attr_set(key, nullptr, nullptr);   // frees `ten`
+    BT_CHECK(g_attr_freed == 111, "cleared: %d", g_attr_freed);
+}
+
 // Rank size-1 aborts while the others wait for a message that never comes.
 void t_abort(rdmx::Context &ctx) {
     if (ctx.rank() == ctx.size() - 1) {
@@ -323,7 +347,7 @@ int main(int argc, char **argv) {
         if (which == "comm") t_comm(ctx);
         else if (which == "p2p") t_p2p(ctx);
         else if (which == "mprobe") t_mprobe(ctx);
-        else if (which == "greq") t_greq(ctx);
+        else if (which == "greq") { t_greq(ctx); t_attr(ctx); }
         else if (which == "abort") t_abort(ctx);
         else BT_CHECK(false, "unknown case %s", which.c_str());
     });
