@@ -33,8 +33,10 @@ rdmx is one API in three languages:
   `rdmx_status_t`; the contract that holds for all of them is
   [below](#general-contract).
 - **C++20** ([`rdmx.hpp`](#c20-layer-rdmxhpp)): a header-only layer over
-  the C API: `rdmx::Context` and `rdmx::Request` own their handles, errors
-  become `rdmx::Error` exceptions, buffers are `std::span`s.
+  the C API: `rdmx::Context` (the job), `rdmx::Communicator` (split/dup),
+  `rdmx::Request` and `rdmx::Message` own their handles, `rdmx::CommRef`
+  carries the calls of both kinds of communicator, errors become
+  `rdmx::Error` exceptions, buffers are `std::span`s.
 - **Fortran 2008** ([`rdmx.f90`](#fortran-module-rdmxf90)): the `rdmx`
   module, ISO_C_BINDING interfaces to the most used calls. It is installed as
   source: compile it with your compiler.
@@ -503,6 +505,10 @@ def render_f90(path):
             i += 1
         decl = []
         first = lines[i].strip() if i < len(lines) else ""
+        # A declaration continued with '&' is shown on one line.
+        while first.endswith("&") and i + 1 < len(lines):
+            i += 1
+            first = first[:-1].rstrip() + " " + lines[i].strip().lstrip("&").lstrip()
         m = re.match(r"(?:\w+(?:\([^)]*\))?\s+)*(function|subroutine)\s+(\w+)", first, re.I)
         if m:
             kind, name = m.group(1).lower(), m.group(2)
