@@ -204,18 +204,32 @@ void run_alltoallv(Harness &h) {
     }
 }
 
+// Seconds of the host's monotonic clock (comparable between the ranks of one host).
+double mono_now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A late rank (0, p/2, p-1) enters 20 ms after the others: nobody may leave
+// before it entered (compared on the shared clock: one host only).
 void run_barrier_order(Harness &h) {
     if (h.size == 1) return;
-    // The last rank enters late: nobody may leave before it entered.
-    const Case c{"ibarrier", "dissemination"};
-    constexpr double kDelay = 0.05;
-    const double t0 = MPI_Wtime();
-    if (h.rank == h.size - 1) std::this_thread::sleep_for(std::chrono::duration<double>(kDelay));
-    rdmx_request_h r = nullptr;
-    h.require_ok(c, rdmx_ibarrier(h.ctx, &r));
-    h.require_ok(c, wait(&r));
-    if (MPI_Wtime() - t0 >= kDelay * 0.9) h.pass();
-    else h.failure(c, "left the barrier before the last rank entered");
+    char host[MPI_MAX_PROCESSOR_NAME] = {};
+    int hlen = 0;
+    MPI_Get_processor_name(host, &hlen);
+    if (!same_everywhere(fnv1a(host, static_cast<size_t>(hlen)))) return;
+    for (const int late : {0, h.size / 2, h.size - 1}) {
+        const Case c{"ibarrier", "dissemination", "-", "-", 0, late};
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (h.rank == late) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        double entered = mono_now();
+        rdmx_request_h r = nullptr;
+        h.require_ok(c, rdmx_ibarrier(h.ctx, &r));
+        h.require_ok(c, wait(&r));
+        const double left = mono_now();
+        MPI_Bcast(&entered, 1, MPI_DOUBLE, late, MPI_COMM_WORLD);
+        if (left >= entered) h.pass();
+        else h.failure(c, "left the barrier before rank " + std::to_string(late) + " entered it");
+    }
 }
 
 }  // namespace
