@@ -56,8 +56,9 @@ inline void check_p2p(const View &v) {
                      "%s p2p len %zu wild %d: source %d tag %d length %zu, expected %d %d %zu", v.name, len, wild,
                      info[0].source, info[0].tag, info[0].length, prev, kTagP2p, len);
             size_t bad = rt::verify(in.data(), len, v.w(prev), kTagP2p, len);
-            RT_CHECK(bad == SIZE_MAX && in[len] == 0xEE, "%s p2p len %zu wild %d: byte %zu wrong (not from job rank %d?)",
-                     v.name, len, wild, bad == SIZE_MAX ? len : bad, v.w(prev));
+            RT_CHECK(bad == SIZE_MAX && in[len] == 0xEE,
+                     "%s p2p len %zu wild %d: byte %zu wrong (not from job rank %d?)", v.name, len, wild,
+                     bad == SIZE_MAX ? len : bad, v.w(prev));
         }
     }
 }
@@ -172,9 +173,12 @@ struct VLayout {
         }
     }
 };
-inline uint8_t vbyte(int from, int to, size_t k) { return static_cast<uint8_t>(from * 31 + to * 7 + static_cast<int>(k)); }
+inline uint8_t vbyte(int from, int to, size_t k) {
+    return static_cast<uint8_t>(from * 31 + to * 7 + static_cast<int>(k));
+}
 
-inline void check_vlayout(const View &v, const VLayout &lay, const std::vector<uint8_t> &buf, const char *what, int to) {
+inline void check_vlayout(const View &v, const VLayout &lay, const std::vector<uint8_t> &buf, const char *what,
+                          int to) {
     for (int i = 0; i < v.n; ++i) {
         const size_t at = lay.displs[static_cast<size_t>(i)], len = lay.lens[static_cast<size_t>(i)];
         for (size_t k = 0; k < len; ++k)

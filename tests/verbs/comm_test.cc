@@ -111,8 +111,8 @@ void t_nested() {
     expect_members(pv, static_cast<int>(pw.size()), g.col / 2, pw);
     ct::check_all(pv);
     RT_OK(rdmx_comm_split(par, pv.r == 0 ? 5 : RDMX_UNDEFINED, 0, &first));
-    RT_CHECK((first != nullptr) == (pv.r == 0), "nested: UNDEFINED gave %p on parity rank %d", static_cast<void *>(first),
-             pv.r);
+    RT_CHECK((first != nullptr) == (pv.r == 0), "nested: UNDEFINED gave %p on parity rank %d",
+             static_cast<void *>(first), pv.r);
     if (first != nullptr) {
         const ct::View fv = ct::view_of(first, "parity leader");
         expect_members(fv, 1, 0, {g.row * g.cols + g.col % 2});
@@ -264,8 +264,10 @@ void t_stale() {
         RT_OK(round < 2 ? rdmx_comm_dup(world, &e) : rdmx_comm_split(world, 0, me, &e));
         int found = -1;
         RT_OK(rdmx_iprobe(e, RDMX_ANY_SOURCE, RDMX_ANY_TAG, &found, &info));
-        RT_CHECK(found == 0, "stale round %d: a new communicator sees the freed one's message (%zu bytes from %d)",
-                 round, info.length, info.source);
+        RT_CHECK(found == 0,
+                 "stale round %d: a new communicator sees the freed one's message (%zu bytes from %d, tag %d)", round,
+                 info.length, info.source, info.tag);
+        RT_OK(rdmx_barrier(world));  // every member has looked before anyone sends on E
         ct::check_p2p(ct::view_of(e, "after a stale message"));
         free_comm(&e);
         RT_OK(rdmx_barrier(world));

@@ -210,7 +210,8 @@ void t_mprobe(int count) {
             rdmx_message_h msg = nullptr;
             rdmx_msg_info_t info{}, i2{};
             RT_OK(rdmx_mprobe(world, RDMX_ANY_SOURCE, kTagM, &msg, &info));
-            RT_CHECK(msg != nullptr && info.source > 0 && info.source < np && info.tag == kTagM && info.length >= kHeader,
+            RT_CHECK(msg != nullptr && info.source > 0 && info.source < np && info.tag == kTagM &&
+                         info.length >= kHeader,
                      "mprobe: source %d tag %d length %zu", info.source, info.tag, info.length);
             std::vector<uint8_t> in(info.length);
             RT_OK(rdmx_mrecv(in.data(), in.size(), &msg, &i2));
@@ -261,7 +262,8 @@ void greq_on(rdmx_context_h c, const char *name) {
     });
     st = rdmx_wait(&g, &info);
     t.join();
-    RT_CHECK(st == RDMX_OK && g == nullptr && info.source == RDMX_PROC_NULL && info.length == 0 && info.error == RDMX_OK,
+    RT_CHECK(st == RDMX_OK && g == nullptr && info.source == RDMX_PROC_NULL && info.length == 0 &&
+                 info.error == RDMX_OK,
              "%s: greq wait returned %d, source %d length %zu", name, st, info.source, info.length);
     // An error status, completed while waitall also waits for a receive.
     rdmx_request_h q[2] = {};
