@@ -47,12 +47,15 @@ void procnull_on(rdmx_context_h c, const char *name) {
     rdmx_message_h msg = reinterpret_cast<rdmx_message_h>(1);
     RT_OK(rdmx_mprobe(c, RDMX_PROC_NULL, 3, &msg, &info));
     EXPECT_PROC_NULL(info, "mprobe");
+    RT_CHECK(msg == nullptr, "%s: mprobe of PROC_NULL gave message handle %p, not NULL", name, static_cast<void *>(msg));
     RT_OK(rdmx_mrecv(buf, sizeof(buf), &msg, &info));
     EXPECT_PROC_NULL(info, "mrecv");
     RT_CHECK(msg == nullptr, "mrecv left the message handle set");
     int found = 0;
+    msg = reinterpret_cast<rdmx_message_h>(1);
     RT_OK(rdmx_improbe(c, RDMX_PROC_NULL, RDMX_ANY_TAG, &found, &msg, &info));
-    RT_CHECK(found == 1, "improbe of PROC_NULL found nothing");
+    RT_CHECK(found == 1 && msg == nullptr, "%s: improbe of PROC_NULL: found %d, handle %p", name, found,
+             static_cast<void *>(msg));
     rdmx_request_h r = nullptr;
     RT_OK(rdmx_imrecv(buf, sizeof(buf), &msg, &r));
     RT_OK(rdmx_wait(&r, &info));
