@@ -94,6 +94,7 @@ public:
     // PMIX_ERR_UNREACH (no server) means we were not launched by one.
     pmix_status_t init();
     rdmx_status_t allgather(const void *in, void *out, size_t len) override;
+    void abort_job(int code, const char *msg) override { (void)PMIx_Abort(code, msg, nullptr, 0); }
 
 private:
     rdmx_status_t get_u32(pmix_rank_t r, const char *key, uint32_t *out);

@@ -22,6 +22,12 @@ public:
     virtual const char *name() const = 0;
     // Every rank contributes len bytes; out receives size*len bytes.
     virtual rdmx_status_t allgather(const void *in, void *out, size_t len) = 0;
+    // Asks the launcher to end the whole job (rdmx_abort). Returns if it
+    // cannot (no launcher, or it does not answer): the caller exits anyway.
+    virtual void abort_job(int code, const char *msg) {
+        (void)code;
+        (void)msg;
+    }
 
 protected:
     int rank_ = 0;

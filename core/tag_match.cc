@@ -7,7 +7,7 @@ namespace rdmx {
 // murmur3 finaliser), so without it no tag set can be aimed at one bucket.
 size_t TagMatcher::bucket_of(const MatchBits &b) const {
     uint64_t h = (static_cast<uint64_t>(b.space) << 56) ^ (static_cast<uint64_t>(static_cast<uint32_t>(b.source)) << 24) ^
-                 static_cast<uint32_t>(b.tag);
+                 static_cast<uint32_t>(b.tag) ^ (static_cast<uint64_t>(b.comm) * 0xc2b2ae3d27d4eb4full);
     h = (h ^ key_) * 0x9e3779b97f4a7c15ull;
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;

@@ -13,12 +13,17 @@ namespace rdmx {
 
 constexpr int kAnySource = -1;
 constexpr int kAnyTag = -1;
-constexpr unsigned kNumSpaces = 3;
+constexpr unsigned kNumSpaces = 4;        // wire::kMaxSpace + 1
+constexpr unsigned kNumPublicSpaces = 3;  // rdmx_tagspace_t; the last is the engine's own
+constexpr uint8_t kSpaceEngine = 3;
 
+// What a receive asks for and what a message carries. `comm` keeps
+// communicators apart: it is never a wildcard.
 struct MatchBits {
     uint8_t space = 0;
     int source = kAnySource;
     int tag = kAnyTag;
+    uint32_t comm = 0;
 };
 
 struct PostedEntry {
@@ -66,7 +71,7 @@ public:
 private:
     size_t bucket_of(const MatchBits &b) const;
     static bool matches(const MatchBits &want, const MatchBits &have) {
-        return want.space == have.space && (want.source == kAnySource || want.source == have.source) &&
+        return want.space == have.space && want.comm == have.comm && (want.source == kAnySource || want.source == have.source) &&
                (want.tag == kAnyTag || want.tag == have.tag);
     }
 

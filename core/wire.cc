@@ -69,7 +69,8 @@ DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hd
     if (buf == nullptr || len < sizeof(MsgHdr)) return DecodeError::kShort;
     std::memcpy(hdr, buf, sizeof(*hdr));
     if (hdr->version != kVersion) return DecodeError::kBadVersion;
-    if (hdr->space > kMaxSpace || hdr->tag < 0) return DecodeError::kBadField;
+    if (hdr->space > kMaxSpace || hdr->tag < 0 || hdr->comm >= kMaxComms || hdr->reserved != 0)
+        return DecodeError::kBadField;
     size_t body = len - sizeof(MsgHdr);
     switch (static_cast<MsgType>(hdr->type)) {
     case MsgType::kEager:
@@ -86,6 +87,7 @@ DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hd
         if (body != sizeof(FinBody)) return DecodeError::kBadLength;
         return DecodeError::kOk;
     case MsgType::kCredit:
+    case MsgType::kAbort:
         if (body != 0) return DecodeError::kBadLength;
         return DecodeError::kOk;
     }

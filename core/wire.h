@@ -79,6 +79,7 @@ enum class MsgType : uint8_t {
     kCts = 5,     // rendezvous put: receiver -> sender, RndvDesc of the receive buffer follows;
                   // cookie names the send, length carries the receiver's transfer id
     kPutFin = 6,  // rendezvous put done (sender -> receiver): cookie names the receive
+    kAbort = 7,   // rdmx_abort: the job ends; tag carries the exit code, no payload
 };
 
 struct MsgHdr {
@@ -91,9 +92,12 @@ struct MsgHdr {
     uint32_t seq;       // per-connection send sequence, checked in order
     uint64_t length;    // message length (eager: payload bytes that follow)
     uint64_t cookie;    // rendezvous: sender's transfer id
+    uint32_t comm;      // communicator id (0: the job's root context), < kMaxComms
+    uint32_t reserved;  // zero
 };
-static_assert(std::is_trivially_copyable_v<MsgHdr> && sizeof(MsgHdr) == 32);
-static_assert(offsetof(MsgHdr, tag) == 4 && offsetof(MsgHdr, length) == 16 && offsetof(MsgHdr, cookie) == 24);
+static_assert(std::is_trivially_copyable_v<MsgHdr> && sizeof(MsgHdr) == 40);
+static_assert(offsetof(MsgHdr, tag) == 4 && offsetof(MsgHdr, length) == 16 && offsetof(MsgHdr, cookie) == 24 &&
+              offsetof(MsgHdr, comm) == 32);
 
 struct RndvDesc {       // follows an RTS header
     uint64_t addr;      // sender's buffer
@@ -110,7 +114,12 @@ struct FinBody {        // follows a FIN header
 };
 static_assert(sizeof(FinBody) == 8);
 
-constexpr uint8_t kMaxSpace = 2;
+// Tag spaces 0..2 are the public ones (rdmx_tagspace_t); 3 is the engine's
+// own (communicator creation).
+constexpr uint8_t kMaxSpace = 3;
+// Communicator ids a rank can hold at once (agreed by a bitmap reduction:
+// protocols/comm.cc); an id at or above it is a protocol error.
+constexpr uint32_t kMaxComms = 4096;
 // The largest receive window (credits) a rank grants a peer: announced in
 // ConnectPriv/AcceptPriv, never exceeded by a cumulative grant.
 constexpr uint32_t kMaxCredits = 64;

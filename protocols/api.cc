@@ -10,201 +10,79 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "protocols/api_internal.h"
 #include "protocols/context.h"
 
 using rdmx::Ctx;
 
 namespace {
 
-#define RDMX_BAD_ARG(...)                          \
-    do {                                           \
-        RDMX_ERROR("invalid argument: " __VA_ARGS__); \
-        return RDMX_ERR_INVALID_ARG;               \
-    } while (0)
+using namespace rdmx::api;
 
-template <typename F>
-rdmx_status_t guarded(const char *fn, F &&f) noexcept {
-    try {
-        return f();
-    } catch (const std::bad_alloc &) {
-        RDMX_ERROR("%s: out of memory", fn);
-        return RDMX_ERR_NO_MEMORY;
-    } catch (const std::exception &e) {
-        RDMX_ERROR("%s: internal error: %s", fn, e.what());
-        return RDMX_ERR_INTERNAL;
-    } catch (...) {
-        RDMX_ERROR("%s: internal error", fn);
-        return RDMX_ERR_INTERNAL;
-    }
-}
-
-// ---- live contexts ---------------------------------------------------------
-// A finalized context is freed, so a handle is checked against this table of
-// live ones, never by reading the memory behind it. A slot's word is the
-// context's address, with kClosing set once rdmx_finalize has begun. `users`
-// counts the calls that may still run when another thread finalizes (waits,
-// tests, probes, cancel): finalize wakes them and waits for them to leave
-// before it frees anything.
-constexpr size_t kMaxLive = 64;
-constexpr size_t kMaxLen = PTRDIFF_MAX;  // sizes above this are negative numbers passed as size_t
-constexpr uintptr_t kClosing = 1;  // contexts are at least 8-byte aligned
-constexpr double kUsersDrainSeconds = 10.0;
-
-struct LiveSlot {
-    std::atomic<uintptr_t> word{0};
-    std::atomic<int> users{0};
-    // RDMX_THREADS=single: the application never overlaps its calls, so no
-    // finalize can run beside one and calls do not pin. Kept here, not read
-    // from the context, because a context may be freed while a call of
-    // another thread (at `multiple`) is still deciding whether to pin it.
-    std::atomic<bool> unpinned{false};
-};
-LiveSlot g_live[kMaxLive];
-
-uintptr_t addr_of(const Ctx *c) { return reinterpret_cast<uintptr_t>(c); }
-
-// The slot whose word is exactly `want` (loads only: the common case of one
-// context finds it in the first slot).
-LiveSlot *find_slot(uintptr_t want) {
-    for (LiveSlot &s : g_live)
-        if (s.word.load(std::memory_order_acquire) == want) return &s;
-    return nullptr;
-}
-
-bool live(const Ctx *c) { return c != nullptr && find_slot(addr_of(c)) != nullptr; }
-
-bool register_live(Ctx *c) {
-    for (LiveSlot &s : g_live) {
-        uintptr_t empty = 0;
-        if (!s.word.compare_exchange_strong(empty, kClosing, std::memory_order_acq_rel)) continue;
-        // Reserved (kClosing matches no context): set the flag, then publish.
-        s.unpinned.store(!c->app_mt, std::memory_order_relaxed);
-        s.word.store(addr_of(c), std::memory_order_release);
-        return true;
-    }
-    return false;
-}
-
-// Holds a context alive for the length of a call (see g_live). seq_cst on
-// both sides: either the pin sees kClosing, or finalize sees the pin.
-class Pin {
-public:
-    explicit Pin(const Ctx *c) : slot_(c != nullptr ? find_slot(addr_of(c)) : nullptr) {
-        if (slot_ == nullptr) return;
-        live_ = true;
-        if (slot_->unpinned.load(std::memory_order_relaxed)) {  // RDMX_THREADS=single: found live is enough
-            slot_ = nullptr;
-            return;
-        }
-        slot_->users.fetch_add(1, std::memory_order_seq_cst);
-        if (slot_->word.load(std::memory_order_seq_cst) != addr_of(c)) release();
-    }
-    ~Pin() { release(); }
-    Pin(const Pin &) = delete;
-    Pin &operator=(const Pin &) = delete;
-    explicit operator bool() const { return live_; }
-
-private:
-    void release() {
-        if (slot_ != nullptr) slot_->users.fetch_sub(1, std::memory_order_release);
-        slot_ = nullptr;
-        live_ = false;
-    }
-    LiveSlot *slot_;
-    bool live_ = false;
-};
-
-rdmx_status_t check_ctx(const char *fn, rdmx_context_h ctx) {
-    if (ctx == nullptr) RDMX_BAD_ARG("%s: ctx is NULL", fn);
-    if (!live(ctx)) RDMX_BAD_ARG("%s: ctx %p is not a live context (finalized, or never initialised)", fn, (void *)ctx);
-    if (int f = ctx->fatal.load(std::memory_order_relaxed)) return static_cast<rdmx_status_t>(f);
-    return RDMX_OK;
-}
-
-// A request handle: its memory is never unmapped (request chunks outlive
-// their context, see req_pool_retire), so reading it is safe; its context
-// must be live and pinned before anything else is read, and the request
-// must not be back in the pool (a second wait on a copy of the handle).
-rdmx_status_t check_req(const char *fn, rdmx_request *r, std::optional<Pin> *pin) {
-    Ctx *c = r->ctx;
-    if (c == nullptr || !pin->emplace(c) || r->ctx != c)
-        RDMX_BAD_ARG("%s: request %p belongs to no live context (its context was finalized)", fn, (void *)r);
-    if (r->pooled)
-        RDMX_BAD_ARG("%s: request %p was already completed and freed (a second test/wait on a copy of the handle?)",
-                     fn, (void *)r);
-    return RDMX_OK;
-}
-
-// An enum argument from C may hold any int: read its bytes, never the enum.
-template <typename E>
-int raw_enum(const E &e) {
-    static_assert(sizeof(E) == sizeof(int));
-    int v;
-    std::memcpy(&v, &e, sizeof(v));
-    return v;
-}
-
-rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, int space, const void *buf, size_t len,
+rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, Handle *h, int space, const void *buf, size_t len,
                         int peer, bool any_ok, int tag, const void *req_p) {
-    if (rdmx_status_t st = check_ctx(fn, ctx)) return st;
+    if (rdmx_status_t st = check_handle(fn, ctx, h)) return st;
     if (buf == nullptr && len != 0) RDMX_BAD_ARG("%s: buf is NULL with len %zu", fn, len);
     // A range past the address space's end would reach the peer, which
     // rejects it and drops us as a protocol offender.
     if (len > kMaxLen) RDMX_BAD_ARG("%s: len %zu is above the largest message (%zu bytes)", fn, len, kMaxLen);
     if (reinterpret_cast<uintptr_t>(buf) + len < reinterpret_cast<uintptr_t>(buf))
         RDMX_BAD_ARG("%s: buf %p + len %zu wraps past the end of the address space", fn, buf, len);
-    if (space < 0 || static_cast<unsigned>(space) >= rdmx::kNumSpaces) RDMX_BAD_ARG("%s: tag space %d unknown", fn, space);
-    if (peer >= ctx->size || peer < (any_ok ? RDMX_ANY_SOURCE : 0))
-        RDMX_BAD_ARG("%s: rank %d out of range [0, %d)%s", fn, peer, ctx->size, any_ok ? " or RDMX_ANY_SOURCE" : "");
+    if (space < 0 || static_cast<unsigned>(space) >= rdmx::kNumPublicSpaces)
+        RDMX_BAD_ARG("%s: tag space %d unknown", fn, space);
+    if (rdmx_status_t st = check_peer(fn, *h, peer, any_ok)) return st;
     if (tag < (any_ok ? RDMX_ANY_TAG : 0)) RDMX_BAD_ARG("%s: tag %d is negative%s", fn, tag, any_ok ? " (and not RDMX_ANY_TAG)" : "");
     if (req_p == nullptr) RDMX_BAD_ARG("%s: request pointer is NULL", fn);
     return RDMX_OK;
 }
 
-rdmx_status_t do_isend(rdmx_context_h ctx, int space, const void *buf, size_t len, int dest, int tag,
+}  // namespace
+
+namespace rdmx::api {
+
+rdmx_status_t do_isend(const Handle &h, int space, const void *buf, size_t len, int dest, int tag,
                        rdmx_request_h *req_p) {
+    if (dest == RDMX_PROC_NULL) return RDMX_OK;  // complete at post: *req_p stays NULL
+    Ctx *ctx = h.c;
+    const int peer = h.v->to_engine(dest);
     rdmx::note_app_call(ctx);
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
     // Complete at post: no request, *req_p stays NULL (a finished handle).
-    if (rdmx::send_at_post(ctx, dest, static_cast<uint8_t>(space), tag, buf, len)) return RDMX_OK;
-    rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kSend);
+    if (rdmx::send_at_post(ctx, peer, static_cast<uint8_t>(space), h.v->id, tag, buf, len)) return RDMX_OK;
+    rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kSend, h.v);
     r->buf = const_cast<void *>(buf);
     r->len = len;
-    r->peer = dest;
+    r->peer = peer;
     r->tag = tag;
     r->space = static_cast<uint8_t>(space);
-    r->bits = {r->space, dest, tag};
+    r->bits = {r->space, peer, tag, h.v->id};
     *req_p = r;
     return rdmx::start_send(ctx, r);
 }
 
-rdmx_status_t do_irecv(rdmx_context_h ctx, int space, void *buf, size_t len, int source, int tag,
+rdmx_status_t do_irecv(const Handle &h, int space, void *buf, size_t len, int source, int tag,
                        rdmx_request_h *req_p) {
+    Ctx *ctx = h.c;
     rdmx::note_app_call(ctx);
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
-    rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kRecv);
+    rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kRecv, h.v);
+    *req_p = r;
+    if (source == RDMX_PROC_NULL) {  // done at once: nothing to receive
+        r->info = {RDMX_PROC_NULL, RDMX_ANY_TAG, 0, RDMX_OK};
+        rdmx::req_complete(ctx, r, RDMX_OK);
+        return RDMX_OK;
+    }
     r->buf = buf;
     r->len = len;
     r->tag = tag;
     r->space = static_cast<uint8_t>(space);
-    r->bits = {r->space, source, tag};
-    *req_p = r;
+    r->bits = {r->space, source >= 0 ? h.v->to_engine(source) : source, tag, h.v->id};
     return rdmx::start_recv(ctx, r);
 }
 
-// Frees a completed request and reports it.
-rdmx_status_t finish(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
-    rdmx_request *r = *req;
-    Ctx *c = r->ctx;
-    rdmx_status_t st = r->status;
-    if (info_p != nullptr) *info_p = r->info;
-    {
-        std::lock_guard<rdmx::SpinLock> g(c->lock);
-        rdmx::req_free(c, r);
-    }
-    *req = nullptr;
-    return st;
-}
+}  // namespace rdmx::api
+
+namespace {
 
 // rdmx_waitall over requests of one live context, all valid (the usual
 // case): one pin, one wait for the whole array (every progress pass serves
@@ -225,7 +103,7 @@ bool waitall_one_pass(size_t n, rdmx_request_h reqs[], rdmx_msg_info_t infos[], 
         rdmx_request *r = reqs[i];
         if (r == nullptr) continue;
         if (r->status != RDMX_OK && *first == RDMX_OK) *first = r->status;
-        if (infos != nullptr) infos[i] = r->info;
+        if (infos != nullptr) report_info(r, &infos[i]);
         rdmx::req_free(c, r);
         reqs[i] = nullptr;
     }
@@ -250,6 +128,7 @@ rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p) {
             delete c;
             return st;
         }
+        rdmx::comm_init_root(c);
         if (!register_live(c)) {
             RDMX_ERROR("rdmx_init: more than %zu contexts alive at once; finalize one first", kMaxLive);
             (void)rdmx::context_finalize(c);
@@ -267,7 +146,20 @@ rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p) {
 // context instead: better than freeing memory a thread still reads.
 rdmx_status_t rdmx_finalize(rdmx_context_h ctx) {
     if (ctx == nullptr) RDMX_BAD_ARG("rdmx_finalize: ctx is NULL");
+    if (comm_pool_owns(ctx))
+        RDMX_BAD_ARG("rdmx_finalize: ctx %p is a derived context (free it with rdmx_comm_free; rdmx_finalize "
+                     "takes the context rdmx_init made)", (void *)ctx);
     LiveSlot *slot = find_slot(addr_of(ctx));
+    if (slot == nullptr) RDMX_BAD_ARG("rdmx_finalize: ctx %p is not a live context (finalized already?)", (void *)ctx);
+    // Layers above rdmx let go of their per-context state first (their
+    // free functions may still call in); the views go back to the pool once
+    // the engine is gone.
+    std::vector<rdmx::CommView *> views;
+    if (rdmx_status_t st = guarded("rdmx_finalize", [&] {
+            views = rdmx::comm_teardown(ctx);
+            return RDMX_OK;
+        }))
+        return st;
     uintptr_t word = addr_of(ctx);
     if (slot == nullptr || !slot->word.compare_exchange_strong(word, word | kClosing, std::memory_order_seq_cst))
         RDMX_BAD_ARG("rdmx_finalize: ctx %p is not a live context (finalized already?)", (void *)ctx);
@@ -284,28 +176,37 @@ rdmx_status_t rdmx_finalize(rdmx_context_h ctx) {
             std::this_thread::sleep_for(std::chrono::microseconds(100));
         }
         delete ctx;
+        for (rdmx::CommView *v : views) rdmx::comm_view_release(v);
         slot->word.store(0, std::memory_order_release);
         return st;
     });
 }
 
-int rdmx_rank(rdmx_context_h ctx) { return live(ctx) ? ctx->rank : -1; }
-int rdmx_size(rdmx_context_h ctx) { return live(ctx) ? ctx->size : -1; }
+int rdmx_rank(rdmx_context_h ctx) {
+    Handle h;
+    return resolve(ctx, &h) ? h.v->rank : -1;
+}
+int rdmx_size(rdmx_context_h ctx) {
+    Handle h;
+    return resolve(ctx, &h) ? h.v->size : -1;
+}
 
 rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len, int dest,
                             int tag, rdmx_request_h *req_p) {
     if (req_p != nullptr) *req_p = nullptr;
     const int sp = raw_enum(space);
-    if (rdmx_status_t st = check_p2p("rdmx_isend", ctx, sp, buf, len, dest, false, tag, req_p)) return st;
-    return guarded("rdmx_isend", [&] { return do_isend(ctx, sp, buf, len, dest, tag, req_p); });
+    Handle h;
+    if (rdmx_status_t st = check_p2p("rdmx_isend", ctx, &h, sp, buf, len, dest, false, tag, req_p)) return st;
+    return guarded("rdmx_isend", [&] { return do_isend(h, sp, buf, len, dest, tag, req_p); });
 }
 
 rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len, int source, int tag,
                             rdmx_request_h *req_p) {
     if (req_p != nullptr) *req_p = nullptr;
     const int sp = raw_enum(space);
-    if (rdmx_status_t st = check_p2p("rdmx_irecv", ctx, sp, buf, len, source, true, tag, req_p)) return st;
-    return guarded("rdmx_irecv", [&] { return do_irecv(ctx, sp, buf, len, source, tag, req_p); });
+    Handle h;
+    if (rdmx_status_t st = check_p2p("rdmx_irecv", ctx, &h, sp, buf, len, source, true, tag, req_p)) return st;
+    return guarded("rdmx_irecv", [&] { return do_irecv(h, sp, buf, len, source, tag, req_p); });
 }
 
 rdmx_status_t rdmx_isend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p) {
@@ -321,8 +222,9 @@ rdmx_status_t rdmx_irecv(rdmx_context_h ctx, void *buf, size_t len, int source, 
 rdmx_status_t rdmx_send(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag) {
     rdmx_request_h r = nullptr;
     const int sp = RDMX_TAGSPACE_USER;
-    if (rdmx_status_t st = check_p2p("rdmx_send", ctx, sp, buf, len, dest, false, tag, &r)) return st;
-    rdmx_status_t st = guarded("rdmx_send", [&] { return do_isend(ctx, sp, buf, len, dest, tag, &r); });
+    Handle h;
+    if (rdmx_status_t st = check_p2p("rdmx_send", ctx, &h, sp, buf, len, dest, false, tag, &r)) return st;
+    rdmx_status_t st = guarded("rdmx_send", [&] { return do_isend(h, sp, buf, len, dest, tag, &r); });
     return st != RDMX_OK || r == nullptr ? st : rdmx_wait(&r, nullptr);
 }
 
@@ -440,55 +342,16 @@ rdmx_status_t rdmx_cancel(rdmx_request_h req) {
     return RDMX_OK;
 }
 
-rdmx_status_t rdmx_iprobe(rdmx_context_h ctx, int source, int tag, int *found_p, rdmx_msg_info_t *info_p) {
-    if (found_p == nullptr) RDMX_BAD_ARG("rdmx_iprobe: found_p is NULL");
-    *found_p = 0;
-    Pin pin(ctx);
-    if (rdmx_status_t st = check_p2p("rdmx_iprobe", ctx, RDMX_TAGSPACE_USER, nullptr, 0, source, true, tag, found_p))
-        return st;
-    if (!pin) RDMX_BAD_ARG("rdmx_iprobe: ctx %p is being finalized", (void *)ctx);
-    rdmx::note_app_call(ctx);
-    rdmx::progress(ctx, false);
-    std::lock_guard<rdmx::SpinLock> g(ctx->lock);
-    rdmx::UnexpEntry *u = ctx->matcher.find_unexpected({0, source, tag}, false);
-    if (u == nullptr) return RDMX_OK;
-    *found_p = 1;
-    if (info_p != nullptr) *info_p = {u->bits.source, u->bits.tag, static_cast<rdmx::Unexp *>(u)->len, RDMX_OK};
-    return RDMX_OK;
-}
-
-rdmx_status_t rdmx_probe(rdmx_context_h ctx, int source, int tag, rdmx_msg_info_t *info_p) {
-    for (;;) {
-        Pin pin(ctx);
-        if (!pin) return check_ctx("rdmx_probe", ctx);
-        // Read before looking, so a message arriving in between wakes the wait below.
-        const uint64_t seen = ctx->change_epoch.load(std::memory_order_seq_cst);
-        int found = 0;
-        rdmx_status_t st = rdmx_iprobe(ctx, source, tag, &found, info_p);
-        if (st != RDMX_OK || found) return st;
-        if (ctx->finalized.load(std::memory_order_acquire)) return RDMX_ERR_CANCELED;
-        {
-            std::lock_guard<rdmx::SpinLock> g(ctx->lock);
-            if (source >= 0 && ctx->peers[static_cast<size_t>(source)].failed)
-                return rdmx::peer_failure(ctx->peers[static_cast<size_t>(source)]);
-        }
-        st = guarded("rdmx_probe", [&] {
-            rdmx::wait_change(ctx, seen);
-            return RDMX_OK;
-        });
-        if (st != RDMX_OK) return st;
-        if (ctx->finalized.load(std::memory_order_acquire)) return RDMX_ERR_CANCELED;
-    }
-}
-
 void rdmx_stats_init(rdmx_stats_t *stats) {
     if (stats == nullptr) return;
     std::memset(stats, 0, sizeof(*stats));
     stats->struct_size = sizeof(*stats);
 }
 
-rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats) {
-    if (rdmx_status_t st = check_ctx("rdmx_get_stats", ctx)) return st;
+rdmx_status_t rdmx_get_stats(rdmx_context_h handle, rdmx_stats_t *stats) {
+    Handle h;
+    if (rdmx_status_t st = check_handle("rdmx_get_stats", handle, &h)) return st;
+    Ctx *ctx = h.c;
     if (stats == nullptr) RDMX_BAD_ARG("rdmx_get_stats: stats is NULL");
     if (stats->struct_size < sizeof(rdmx_stats_t))
         RDMX_BAD_ARG("rdmx_get_stats: stats->struct_size is %zu (call rdmx_stats_init first)", stats->struct_size);
@@ -497,7 +360,10 @@ rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats) {
     return RDMX_OK;
 }
 
-int rdmx_progress(rdmx_context_h ctx) {
+int rdmx_progress(rdmx_context_h handle) {
+    Handle h;
+    if (!resolve(handle, &h)) return 0;
+    Ctx *ctx = h.c;
     Pin pin(ctx);
     if (!pin || ctx->finalized.load(std::memory_order_acquire)) return 0;
     try {

@@ -31,7 +31,7 @@ void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data,
 static bool keep_unexpected(Ctx *c, int peer, const wire::MsgHdr &h, const char *body, const wire::RndvDesc &d,
                             uint64_t token) {
     auto *u = new Unexp;
-    u->bits = {h.space, peer, h.tag};
+    u->bits = {h.space, peer, h.tag, h.comm};
     u->peer = peer;
     u->type = static_cast<wire::MsgType>(h.type);
     u->len = h.length;
@@ -94,7 +94,7 @@ static bool on_message(Ctx *c, int peer, const wire::MsgHdr &h, const char *buf,
             protocol_violation(c, peer, "bad rendezvous descriptor");
             return false;
         }
-        PostedEntry *pe = c->matcher.match_arrival({h.space, peer, h.tag});
+        PostedEntry *pe = c->matcher.match_arrival({h.space, peer, h.tag, h.comm});
         if (pe == nullptr) return keep_unexpected(c, peer, h, body, d, token);
         auto *r = static_cast<rdmx_request *>(pe);
         if (rts) rndv_recv_start(c, r, peer, h.tag, d, h.cookie);
@@ -118,8 +118,18 @@ static bool on_message(Ctx *c, int peer, const wire::MsgHdr &h, const char *buf,
         return false;
     }
     case wire::MsgType::kCredit: return false;
+    case wire::MsgType::kAbort: comm_on_abort(c, peer, h.tag); return false;
     }
     return false;
+}
+
+void recv_unexpected(Ctx *c, rdmx_request *r, Unexp *u) {
+    if (u->type == wire::MsgType::kRts) {
+        rndv_recv_start(c, r, u->peer, u->bits.tag, u->desc, u->cookie);
+    } else {
+        deliver_eager(c, r, u->peer, u->bits.tag, u->data ? u->data.get() : u->held_data, u->len);
+    }
+    release_unexp(c, u);
 }
 
 rdmx_status_t start_recv(Ctx *c, rdmx_request *r) {
@@ -129,13 +139,7 @@ rdmx_status_t start_recv(Ctx *c, rdmx_request *r) {
     }
     const MatchBits &want = r->bits;
     if (UnexpEntry *ue = c->matcher.find_unexpected(want, true)) {
-        auto *u = static_cast<Unexp *>(ue);
-        if (u->type == wire::MsgType::kRts) {
-            rndv_recv_start(c, r, u->peer, u->bits.tag, u->desc, u->cookie);
-        } else {
-            deliver_eager(c, r, u->peer, u->bits.tag, u->data ? u->data.get() : u->held_data, u->len);
-        }
-        release_unexp(c, u);
+        recv_unexpected(c, r, static_cast<Unexp *>(ue));
         return RDMX_OK;
     }
     if (r->bits.source >= 0) {

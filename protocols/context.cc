@@ -173,6 +173,8 @@ rdmx_status_t open_lanes(Ctx *c) {
     std::vector<BootRecord> all;
     rdmx_status_t st = exchange_records(c, mine, &all);
     if (st != RDMX_OK) return st;
+    c->comms.node_of.resize(all.size());
+    for (size_t r = 0; r < all.size(); ++r) c->comms.node_of[r] = all[r].node;
     std::vector<uint8_t> rc_peers;
     if ((st = choose_lanes(c, all, &rc_peers)) != RDMX_OK) return st;
     if ((st = connect_sm(c, all)) != RDMX_OK) return st;
@@ -317,9 +319,12 @@ rdmx_status_t context_finalize(Ctx *c) {
 rdmx_context::~rdmx_context() {
     rdmx::req_pool_retire(this);  // before the PD goes: requests may hold registrations
     if (wake_fd >= 0) close(wake_fd);
-    for (uint8_t s = 0; s < rdmx::kNumSpaces; ++s)
-        while (rdmx::UnexpEntry *u = matcher.find_unexpected({s, rdmx::kAnySource, rdmx::kAnyTag}, true))
-            delete static_cast<rdmx::Unexp *>(u);
+    matcher.remove_unexpected_if([](const rdmx::UnexpEntry *) { return true; },
+                                 [](rdmx::UnexpEntry *u) { delete static_cast<rdmx::Unexp *>(u); });
+    while (rdmx::ListNode *n = matched_msgs.first()) {  // matched by a probe, never received
+        rdmx::List::unlink(n);
+        delete static_cast<rdmx::Unexp *>(rdmx::container_of<rdmx::UnexpEntry, &rdmx::UnexpEntry::order_node>(n));
+    }
     transports.clear();
     rc.reset();  // after the requests let go of its registrations
 }

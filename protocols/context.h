@@ -15,6 +15,7 @@
 #include "core/tag_match.h"
 #include "core/wire.h"
 #include "core/ilist.h"
+#include "protocols/comm.h"
 #include "protocols/request.h"
 #include "transport/rc.h"
 #include "transport/sm.h"
@@ -151,6 +152,27 @@ struct rdmx_context final : rdmx::TransportSink {
     // peer is lost: what a blocking probe waits for.
     std::atomic<uint64_t> change_epoch{0};
 
+    // Communicators: this context's own view (the root's, identity ranks),
+    // the ids and derived views in use (protocols/comm.cc), and messages a
+    // matched probe took off the queue that are not received yet (engine
+    // lock; freed by the destructor if never received).
+    rdmx::CommView world;
+    rdmx::CommRegistry comms;
+    rdmx::List matched_msgs;
+    // Progress callbacks (rdmx_progress_register): run after every progress
+    // pass, outside the lock, by one thread at a time (hooks_busy).
+    struct Hook {
+        rdmx_progress_fn_t fn = nullptr;
+        void *arg = nullptr;
+    };
+    static constexpr int kMaxHooks = 16;
+    Hook hooks[kMaxHooks];
+    std::atomic<int> n_hooks{0};
+    std::atomic<bool> hooks_busy{false};
+    // Generalized requests not yet completed: work the progress thread must
+    // keep polling for (their layer completes them from a hook).
+    std::atomic<int> greqs_pending{0};
+
     // TransportSink: what the transports report from their progress.
     bool on_arrival(int peer, const rdmx::wire::MsgHdr &h, const char *buf, uint32_t len, uint64_t token) override;
     void on_rma_done(int peer, uint64_t id, uint32_t bytes, bool ok) override;
@@ -170,7 +192,8 @@ rdmx_status_t context_init(Ctx *c, const rdmx_config_t *cfg);
 rdmx_status_t context_finalize(Ctx *c);
 
 // request pool (eager.cc)
-rdmx_request *req_alloc(Ctx *c, ReqKind kind);
+rdmx_request *req_alloc(Ctx *c, ReqKind kind, CommView *comm);
+inline rdmx_request *req_alloc(Ctx *c, ReqKind kind) { return req_alloc(c, kind, &c->world); }
 void req_free(Ctx *c, rdmx_request *r);
 void req_complete(Ctx *c, rdmx_request *r, rdmx_status_t st);
 constexpr size_t kReqChunk = 256;  // requests per pool chunk
@@ -184,18 +207,20 @@ void note_change(Ctx *c);
 // for the peer and its lane has room (the transport copies or inlines the
 // payload, so the send is complete). False: nothing was sent; the caller
 // takes the request path (which also reports a lane that failed here).
-bool send_at_post(Ctx *c, int peer, uint8_t space, int tag, const void *buf, size_t len);
+bool send_at_post(Ctx *c, int peer, uint8_t space, uint32_t comm, int tag, const void *buf, size_t len);
 rdmx_status_t start_send(Ctx *c, rdmx_request *r);
 void kick_stalled(Ctx *c);
 // Whether a message of body_len bytes may go to `peer` now (nothing queued
 // ahead of it, room on the lane); post_msg posts it (false: the lane failed).
 bool can_post(Ctx *c, int peer, size_t body_len, unsigned extra = 0);
-bool post_msg(Ctx *c, int peer, wire::MsgType type, uint8_t space, int tag, uint64_t length, uint64_t cookie,
-              const void *body, size_t body_len, bool ctrl = false);
+bool post_msg(Ctx *c, int peer, wire::MsgType type, uint8_t space, uint32_t comm, int tag, uint64_t length,
+              uint64_t cookie, const void *body, size_t body_len, bool ctrl = false);
 // arrival.cc
 rdmx_status_t start_recv(Ctx *c, rdmx_request *r);
 void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data, size_t len);
 void release_unexp(Ctx *c, Unexp *u);
+// Receives into r a message already off the matching queue (u is freed).
+void recv_unexpected(Ctx *c, rdmx_request *r, Unexp *u);
 // A peer that broke the protocol: its unexpected messages are not trusted either.
 void drop_unexpected_of(Ctx *c, int peer);
 // progress.cc: failures. fail_peer: the engine found the peer broke the
@@ -231,6 +256,22 @@ bool rndv_put_expose_queued(Ctx *c, int peer, uint64_t id);
 void rndv_on_cts(Ctx *c, int peer, const wire::MsgHdr &h, const wire::RndvDesc &d);
 void rndv_put_written(Ctx *c, int peer, rdmx_request *r);
 void rndv_on_put_fin(Ctx *c, int peer, const wire::MsgHdr &h, const wire::FinBody &f);
+
+// comm.cc
+void comm_init_root(Ctx *c);
+// rdmx_finalize: runs every view's attribute free functions (the layers may
+// still call in), marks derived views dead and returns them for release
+// once the engine is gone.
+std::vector<CommView *> comm_teardown(Ctx *c);
+// A request of a derived view was freed (engine lock held).
+void comm_req_freed(Ctx *c, CommView *v);
+// A peer's rdmx_abort reached us (arrival.cc): this process ends.
+[[noreturn]] void comm_on_abort(Ctx *c, int peer, int code);
+// hooks.cc: the progress callbacks, after a pass (lock released).
+void run_hooks_slow(Ctx *c);
+inline void run_hooks(Ctx *c) {
+    if (c->n_hooks.load(std::memory_order_relaxed) != 0) run_hooks_slow(c);
+}
 
 // progress.cc
 int progress(Ctx *c, bool block_ok);

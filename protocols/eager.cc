@@ -48,7 +48,7 @@ void req_pool_retire(Ctx *c) {
     c->free_reqs = nullptr;
 }
 
-rdmx_request *req_alloc(Ctx *c, ReqKind kind) {
+rdmx_request *req_alloc(Ctx *c, ReqKind kind, CommView *comm) {
     if (c->free_reqs == nullptr) {
         c->req_chunks.push_back(take_chunk());
         rdmx_request *chunk = c->req_chunks.back().get();
@@ -63,6 +63,8 @@ rdmx_request *req_alloc(Ctx *c, ReqKind kind) {
     r->pool_next = nullptr;
     r->pooled = false;
     r->ctx = c;
+    r->comm = comm;
+    if (!comm->is_root()) ++comm->live_reqs;
     r->kind = kind;
     r->stage = SendStage::kQueued;
     r->done.store(0, std::memory_order_relaxed);
@@ -86,6 +88,7 @@ void req_free(Ctx *c, rdmx_request *r) {
     r->pooled = true;
     --c->live_reqs;
     rndv_release(c, r);
+    if (!r->comm->is_root()) comm_req_freed(c, r->comm);
     r->pool_next = c->free_reqs;
     c->free_reqs = r;
 }
@@ -122,12 +125,13 @@ bool can_post(Ctx *c, int peer, size_t body_len, unsigned extra) {
     return p.ctrl_q.empty() && p.t->can_send(peer, body_len, false, extra);
 }
 
-bool post_msg(Ctx *c, int peer, wire::MsgType type, uint8_t space, int tag, uint64_t length, uint64_t cookie,
-              const void *body, size_t body_len, bool ctrl) {
+bool post_msg(Ctx *c, int peer, wire::MsgType type, uint8_t space, uint32_t comm, int tag, uint64_t length,
+              uint64_t cookie, const void *body, size_t body_len, bool ctrl) {
     Peer &p = peer_of(c, peer);
     MsgOut m;
     m.type = type;
     m.space = space;
+    m.comm = comm;
     m.tag = tag;
     m.length = length;
     m.cookie = cookie;
@@ -149,7 +153,7 @@ static bool try_send(Ctx *c, int peer, rdmx_request *r) {
         return true;
     }
     if (!can_post(c, peer, r->len)) return false;
-    if (post_msg(c, peer, wire::MsgType::kEager, r->space, r->tag, r->len, 0, r->buf, r->len)) {
+    if (post_msg(c, peer, wire::MsgType::kEager, r->space, r->bits.comm, r->tag, r->len, 0, r->buf, r->len)) {
         r->stage = SendStage::kEagerDone;
         req_complete(c, r, RDMX_OK);
     } else {
@@ -164,7 +168,7 @@ static void stall(Ctx *c, int peer, rdmx_request *r) {
     p.pending.push_back(&r->link);
 }
 
-bool send_at_post(Ctx *c, int peer, uint8_t space, int tag, const void *buf, size_t len) {
+bool send_at_post(Ctx *c, int peer, uint8_t space, uint32_t comm, int tag, const void *buf, size_t len) {
     if (len >= c->rndv_thresh || c->fatal.load(std::memory_order_relaxed) != 0) return false;
     Peer &p = peer_of(c, peer);
     // Queued sends and control messages go first.
@@ -172,6 +176,7 @@ bool send_at_post(Ctx *c, int peer, uint8_t space, int tag, const void *buf, siz
     MsgOut m;
     m.type = wire::MsgType::kEager;
     m.space = space;
+    m.comm = comm;
     m.tag = tag;
     m.length = len;
     m.body = buf;

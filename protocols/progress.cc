@@ -184,6 +184,7 @@ static int progress_unlock(Ctx *c, bool housekeeping, bool *stalled = nullptr, S
     c->lock.unlock();
     log_flush_deferred();  // lines found under the lock (refused connect requests), written outside it
     if (notify) notify_waiters(c);
+    run_hooks(c);
     return n;
 }
 
@@ -255,7 +256,8 @@ template <class Done> static void sleep_until(Ctx *c, Done done) {
 static bool background_work(Ctx *c) {
     std::lock_guard<SpinLock> g(c->lock);
     return !c->stalled.empty() || !c->rndv_sends.empty() || !c->rndv_xfers.empty() || !c->rndv_puts.empty() ||
-           !c->rndv_invs.empty() || c->ctrl_waiting > 0 || c->matcher.posted_count() > 0;
+           !c->rndv_invs.empty() || c->ctrl_waiting > 0 || c->matcher.posted_count() > 0 ||
+           c->greqs_pending.load(std::memory_order_relaxed) > 0;
 }
 
 // At RDMX_THREADS=single without a progress thread nobody else reads these:

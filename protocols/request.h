@@ -12,7 +12,12 @@
 
 struct rdmx_context;
 
-enum class ReqKind : uint8_t { kSend, kRecv };
+namespace rdmx {
+struct CommView;
+}
+
+// kGreq: a generalized request (rdmx_greq_start), completed by the layer that made it.
+enum class ReqKind : uint8_t { kSend, kRecv, kGreq };
 
 // Where a send stands (a small state machine; each stage one function).
 enum class SendStage : uint8_t { kQueued, kEagerDone, kRtsSent, kInvalidating, kDone };
@@ -21,6 +26,7 @@ enum class SendStage : uint8_t { kQueued, kEagerDone, kRtsSent, kInvalidating, k
 struct rdmx_request : rdmx::PostedEntry {
     rdmx::ListNode link;              // endpoint pending queue / context lists
     rdmx_context *ctx = nullptr;
+    rdmx::CommView *comm = nullptr;   // the communicator it was posted on (numbers info.source)
     ReqKind kind = ReqKind::kSend;
     SendStage stage = SendStage::kQueued;
     std::atomic<int> done{0};

@@ -51,7 +51,7 @@ rdmx_status_t rndv_send_start(Ctx *c, int peer, rdmx_request *r) {
     r->cookie = c->next_cookie++;
     c->rndv_sends[r->cookie] = r;
     r->stage = SendStage::kRtsSent;  // before the post: a send to ourselves may finish inside it
-    if (!post_msg(c, peer, wire::MsgType::kRts, r->space, r->tag, r->len, r->cookie, &d, sizeof(d))) {
+    if (!post_msg(c, peer, wire::MsgType::kRts, r->space, r->bits.comm, r->tag, r->len, r->cookie, &d, sizeof(d))) {
         c->rndv_sends.erase(r->cookie);
         req_complete(c, r, peer_failure(peer_of(c, peer)));
         return RDMX_ERR_PEER_LOST;
@@ -105,7 +105,7 @@ static_assert(sizeof(wire::RndvDesc) <= sizeof(CtrlMsg::body) && sizeof(wire::Fi
 static bool post_ctrl(Ctx *c, int peer, const CtrlMsg &m) {
     if (!peer_of(c, peer).t->can_send(peer, m.body_len, true)) return false;
     // A failed post fails the peer, which drops the queue: nothing to retry.
-    (void)post_msg(c, peer, static_cast<wire::MsgType>(m.type), 0, 0, m.length, m.cookie, m.body, m.body_len, true);
+    (void)post_msg(c, peer, static_cast<wire::MsgType>(m.type), 0, 0, 0, m.length, m.cookie, m.body, m.body_len, true);
     return true;
 }
 

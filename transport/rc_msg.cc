@@ -35,7 +35,7 @@ bool RcTransport::send(int peer, const MsgOut &m, bool ctrl) {
 
 bool RcTransport::post_msg(Endpoint &ep, const MsgOut &m) {
     wire::MsgHdr h{wire::kVersion, static_cast<uint8_t>(m.type), m.space, 0, m.tag, ep.rx_granted, ep.tx_seq,
-                   m.length, m.cookie};
+                   m.length, m.cookie, m.comm, 0};
     ibv_sge sge[2];
     ibv_send_wr wr{};
     SqSlot slot{};

@@ -95,7 +95,7 @@ bool SelfTransport::send(int, const MsgOut &m, bool) {
         idx = free_.back();
         free_.pop_back();
     }
-    wire::MsgHdr h{wire::kVersion, static_cast<uint8_t>(m.type), m.space, 0, m.tag, 0, seq_++, m.length, m.cookie};
+    wire::MsgHdr h{wire::kVersion, static_cast<uint8_t>(m.type), m.space, 0, m.tag, 0, seq_++, m.length, m.cookie, m.comm, 0};
     char *b = bufs_[idx].get();
     std::memcpy(b, &h, sizeof(h));
     if (m.body_len > 0) std::memcpy(b + sizeof(h), m.body, m.body_len);

@@ -376,6 +376,7 @@ Transport::Post SmTransport::send_msg(Peer &pe, const MsgOut &m, bool ctrl) {
     h.seq = pe.send_seq++;
     h.length = m.length;
     h.cookie = m.cookie;
+    h.comm = m.comm;
     post_slot(pe, SlotKind::kMsg, &h, sizeof(h), m.body, m.body_len);
     return Post::kSent;
 }

@@ -34,6 +34,7 @@ enum class TransportKind : uint8_t { kSelf, kSm, kRc };
 struct MsgOut {
     wire::MsgType type = wire::MsgType::kEager;
     uint8_t space = 0;
+    uint32_t comm = 0;     // communicator id (wire::MsgHdr::comm)
     int32_t tag = 0;
     uint64_t length = 0;   // message length (eager: body_len)
     uint64_t cookie = 0;

@@ -319,6 +319,18 @@ typedef int (*rdmx_progress_fn_t)(void *arg);
 RDMX_API rdmx_status_t rdmx_progress_register(rdmx_context_h ctx, rdmx_progress_fn_t fn, void *arg);
 RDMX_API rdmx_status_t rdmx_progress_unregister(rdmx_context_h ctx, rdmx_progress_fn_t fn, void *arg);
 
+/** Per-context values for layers above rdmx (as MPI's attribute caching): a
+ *  layer creates a key once per process, then keeps its own state for each
+ *  context under it; `free_fn` (may be NULL) is called on the value when
+ *  it is replaced, and when the context is freed (rdmx_comm_free, or
+ *  rdmx_finalize of its root) from the freeing thread. At most 64 keys.
+ *  Errors: INVALID_ARG (a bad context or key), NO_MEMORY (no key left). */
+typedef void (*rdmx_attr_free_fn_t)(void *value);
+RDMX_API rdmx_status_t rdmx_attr_key_create(int *key_p);
+RDMX_API rdmx_status_t rdmx_attr_set(rdmx_context_h ctx, int key, void *value, rdmx_attr_free_fn_t free_fn);
+/** *value_p = the value set under `key`, NULL if none. */
+RDMX_API rdmx_status_t rdmx_attr_get(rdmx_context_h ctx, int key, void **value_p);
+
 /** Drive progress once from the calling thread (useful in RDMX_PROGRESS=caller
  *  mode for applications that poll). Returns the number of events handled. */
 RDMX_API int rdmx_progress(rdmx_context_h ctx);

@@ -25,7 +25,8 @@ bool msg_ok(const uint8_t *data, size_t size, size_t max_eager) {
     if (size < sizeof(MsgHdr)) return false;
     MsgHdr h;
     std::memcpy(&h, data, sizeof(h));
-    if (h.version != kVersion || h.space > kMaxSpace || h.tag < 0) return false;
+    if (h.version != kVersion || h.space > kMaxSpace || h.tag < 0 || h.comm >= kMaxComms || h.reserved != 0)
+        return false;
     const size_t body = size - sizeof(MsgHdr);
     switch (h.type) {
     case static_cast<uint8_t>(MsgType::kEager): return h.length == body && body <= max_eager;
@@ -33,7 +34,8 @@ bool msg_ok(const uint8_t *data, size_t size, size_t max_eager) {
     case static_cast<uint8_t>(MsgType::kFin): return body == sizeof(FinBody);
     case static_cast<uint8_t>(MsgType::kCts): return body == sizeof(RndvDesc);
     case static_cast<uint8_t>(MsgType::kPutFin): return body == sizeof(FinBody);
-    case static_cast<uint8_t>(MsgType::kCredit): return body == 0;
+    case static_cast<uint8_t>(MsgType::kCredit):
+    case static_cast<uint8_t>(MsgType::kAbort): return body == 0;
     default: return false;
     }
 }
@@ -70,7 +72,8 @@ unsigned msg_hdr(const uint8_t *data, size_t size) {
     if (e != DecodeError::kOk) return acc;
     acc |= kMsg;
     RDMX_FUZZ_CHECK(std::memcmp(&h, data, sizeof(h)) == 0);
-    RDMX_FUZZ_CHECK(h.version == kVersion && h.space <= kMaxSpace && h.tag >= 0);
+    RDMX_FUZZ_CHECK(h.version == kVersion && h.space <= kMaxSpace && h.tag >= 0 && h.comm < kMaxComms &&
+                    h.reserved == 0);
     if (h.type == static_cast<uint8_t>(MsgType::kRts)) {
         RndvDesc want;
         std::memcpy(&want, data + sizeof(MsgHdr), sizeof(want));

@@ -4,6 +4,8 @@
 //   [26, 30) tag          [30, 38) XOR applied to the body's length to give
 //                                  the header's length (0: they agree)
 //   [38, 46) cookie       [46, 50) credits      [50, 54) seq
+//   the communicator id is bytes 25 and 26 (flags, tag's low byte) masked to
+//   13 bits: half of them are ids a peer may send, half out of range.
 // Missing bytes are zero, so any short input is an RTS with a valid header
 // and the fuzzer spends its time on the body and on header deviations.
 #include <cstring>
@@ -35,8 +37,10 @@ unsigned rndv_desc(const uint8_t *data, size_t size) {
     std::memcpy(&cookie, in + 38, 8);
     std::memcpy(&credits, in + 46, 4);
     std::memcpy(&seq, in + 50, 4);
+    // The communicator id: half the range valid (< kMaxComms), half not.
+    const uint32_t comm = (static_cast<uint32_t>(in[25]) << 8 | in[26]) & 0x1fff;
     MsgHdr h{kVersion, static_cast<uint8_t>(MsgType::kRts), in[24], in[25], tag, credits, seq,
-             body.length ^ len_xor, cookie};
+             body.length ^ len_xor, cookie, comm, 0};
 
     // The message exactly as a peer would send it, in an exact-size buffer.
     const size_t n = sizeof(MsgHdr) + sizeof(RndvDesc);
@@ -47,7 +51,7 @@ unsigned rndv_desc(const uint8_t *data, size_t size) {
     unsigned acc = 0;
     MsgHdr got;
     const DecodeError e = decode_msg(msg, n, kMaxEager, &got);
-    const bool hdr_ok = h.space <= kMaxSpace && h.tag >= 0;
+    const bool hdr_ok = h.space <= kMaxSpace && h.tag >= 0 && h.comm < kMaxComms && h.reserved == 0;
     RDMX_FUZZ_CHECK((e == DecodeError::kOk) == hdr_ok);
     if (!hdr_ok) RDMX_FUZZ_CHECK(e == DecodeError::kBadField);
 

@@ -34,8 +34,8 @@ def pad(b, n):
     return b + bytes(n - len(b))
 
 
-def hdr(type_, length, tag=7, space=0, version=VERSION, cookie=0, credits=8, seq=0):
-    return struct.pack("<BBBBiIIQQ", version, type_, space, 0, tag, credits, seq, length, cookie)
+def hdr(type_, length, tag=7, space=0, version=VERSION, cookie=0, credits=8, seq=0, comm=0, reserved=0):
+    return struct.pack("<BBBBiIIQQII", version, type_, space, 0, tag, credits, seq, length, cookie, comm, reserved)
 
 
 def rndv(addr, length, rkey=0x1234):
@@ -85,7 +85,10 @@ SEEDS = {
         "none_bad_version.bin": hdr(EAGER, 0, version=2),
         "none_bad_type.bin": hdr(9, 0),
         "none_negative_tag.bin": hdr(EAGER, 4, tag=-1) + payload(4),
-        "none_space3.bin": hdr(EAGER, 4, space=3) + payload(4),
+        "none_space4.bin": hdr(EAGER, 4, space=4) + payload(4),
+        "m_space3_comm7.bin": hdr(EAGER, 4, space=3, comm=7) + payload(4),
+        "none_comm_too_big.bin": hdr(EAGER, 4, comm=4096) + payload(4),
+        "none_reserved_set.bin": hdr(EAGER, 4, reserved=1) + payload(4),
         "none_short31.bin": hdr(CREDIT, 0)[:31],
         "none_rts_body23.bin": hdr(RTS, 4096) + rndv(0x1000, 4096)[:23],
         "none_fin_body9.bin": hdr(FIN, 0) + bytes(9),
@@ -101,7 +104,7 @@ SEEDS = {
         "m_wraps.bin": rndv_input(U64 - 9, 100),
         "m_length_mismatch.bin": rndv_input(0x1000, 4096, len_xor=1),
         "none_negative_tag.bin": rndv_input(0x1000, 4096, tag=-1),
-        "none_space3.bin": rndv_input(0x1000, 4096, space=3),
+        "none_space4.bin": rndv_input(0x1000, 4096, space=4),
     },
 }
 

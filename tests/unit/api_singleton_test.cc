@@ -544,7 +544,8 @@ TEST_F(ApiSingleton, BadArgumentsAreInvalidAndChangeNothing) {
     EXPECT_EQ(rdmx_send(ctx, &buf, 4, -5, 0), RDMX_ERR_INVALID_ARG);
     EXPECT_EQ(rdmx_send(ctx, &buf, 4, std::numeric_limits<int>::max(), 0), RDMX_ERR_INVALID_ARG);
     EXPECT_EQ(rdmx_recv(ctx, &buf, 4, 1, 0, &info), RDMX_ERR_INVALID_ARG);
-    EXPECT_EQ(rdmx_recv(ctx, &buf, 4, -2, 0, &info), RDMX_ERR_INVALID_ARG);
+    EXPECT_EQ(rdmx_recv(ctx, &buf, 4, -4, 0, &info), RDMX_ERR_INVALID_ARG);  // -2 is RDMX_PROC_NULL, -3 no rank
+    EXPECT_EQ(rdmx_recv(ctx, &buf, 4, RDMX_UNDEFINED, 0, &info), RDMX_ERR_INVALID_ARG);
     EXPECT_EQ(rdmx_irecv(ctx, &buf, 4, std::numeric_limits<int>::min(), 0, &r), RDMX_ERR_INVALID_ARG);
     // Negative tags: no wildcard for sends, only ANY_TAG for receives.
     EXPECT_EQ(rdmx_send(ctx, &buf, 4, 0, -1), RDMX_ERR_INVALID_ARG);

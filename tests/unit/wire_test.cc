@@ -253,7 +253,7 @@ TEST(WireMsg, BadVersion) {
 
 TEST(WireMsg, UnknownType) {
     MsgHdr out{};
-    for (uint8_t t : {uint8_t{0}, uint8_t{7}, uint8_t{0x80}, uint8_t{255}}) {
+    for (uint8_t t : {uint8_t{0}, uint8_t{8}, uint8_t{0x80}, uint8_t{255}}) {
         MsgHdr h = hdr(MsgType::kEager, 0);
         h.type = t;
         auto b = message(h, 0);

@@ -336,7 +336,7 @@ template <class T> void append(std::vector<char> *out, const T &v) {
 void malformed(int c, const Forger &f, const w::MsgHdr &offer, const w::RndvDesc &offer_desc,
                std::vector<char> *out) {
     using T = w::MsgType;
-    w::MsgHdr h{w::kVersion, static_cast<uint8_t>(T::kEager), 0, 0, kTagForged, 0, 0, 4, 0};
+    w::MsgHdr h{w::kVersion, static_cast<uint8_t>(T::kEager), 0, 0, kTagForged, 0, 0, 4, 0, 0, 0};
     const uint64_t mine = reinterpret_cast<uint64_t>(f.buf.data());
     auto type = [&h](T t) { h.type = static_cast<uint8_t>(t); };
     std::vector<char> body(4, 'x');
@@ -379,7 +379,7 @@ int attack(Forger &f, int r, int n, int c) {
     using T = w::MsgType;
     const size_t ri = static_cast<size_t>(r);
     const Forger::Granted &g = f.granted[ri];
-    w::MsgHdr h{w::kVersion, static_cast<uint8_t>(T::kEager), 0, 0, kTagFlood, 64, 0, 8, 0};
+    w::MsgHdr h{w::kVersion, static_cast<uint8_t>(T::kEager), 0, 0, kTagFlood, 64, 0, 8, 0, 0, 0};
     std::vector<char> body(8, 'f');
     bool ok = true;
     const char *what = "";
