@@ -14,7 +14,16 @@ while [ $# -gt 0 ]; do
 done
 werror=OFF
 [ -n "${CI:-}" ] && werror=ON
-cmake -S "$top" -B "$bdir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" -DRDMX_WERROR="$werror" "${cfg[@]}" >/dev/null
+# A compiler cache when there is one (scripts/deps.sh installs it): the four
+# trees of scripts/test.sh share most objects with earlier runs. Paths are
+# taken relative to the checkout, so clones elsewhere share the cache.
+launcher=()
+if [ -z "${RDMX_NO_CCACHE:-}" ] && command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$top}"
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S "$top" -B "$bdir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" -DRDMX_WERROR="$werror" \
+  "${launcher[@]}" "${cfg[@]}" >/dev/null
 if [ ${#targets[@]} -gt 0 ]; then
   cmake --build "$bdir" -j"$(nproc)" --target "${targets[@]}"
 else

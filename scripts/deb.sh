@@ -23,7 +23,13 @@ else
   cp -a "$top/." "$out/src"
 fi
 say "dpkg-buildpackage in $out/src"
-(cd "$out/src" && DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" dpkg-buildpackage -us -uc -b) >"$out/build.log" 2>&1 ||
+# The compiler cache, when there is one (CMake reads the launchers from the
+# environment), as scripts/build.sh uses it.
+cache_env=()
+command -v ccache >/dev/null && [ -z "${RDMX_NO_CCACHE:-}" ] &&
+  cache_env=(CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$out/src")
+(cd "$out/src" && env "${cache_env[@]}" DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" dpkg-buildpackage -us -uc -b) \
+  >"$out/build.log" 2>&1 ||
   { tail -30 "$out/build.log"; fail "dpkg-buildpackage failed (log: $out/build.log)"; }
 
 arch="$(dpkg-architecture -qDEB_HOST_MULTIARCH)"

@@ -9,7 +9,7 @@
 #   testbed  the Soft-RoCE qemu guest and the profiler
 set -euo pipefail
 
-LIB_DEBS=(build-essential cmake pkg-config rdma-core libibverbs-dev librdmacm-dev ibverbs-providers
+LIB_DEBS=(build-essential cmake pkg-config ccache rdma-core libibverbs-dev librdmacm-dev ibverbs-providers
           libhwloc-dev libpmix-dev)
 TOOLS_DEBS=(ibverbs-utils rdmacm-utils perftest hwloc openmpi-bin libopenmpi-dev libbenchmark-dev nlohmann-json3-dev
             ucx-utils libucx-dev)

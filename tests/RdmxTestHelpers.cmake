@@ -7,6 +7,9 @@
 #   SM     the same test also runs natively over shared memory, no device
 #          needed: sm.<name without "verbs.">, labels "sm" plus the others
 #          but verbs; the verbs one gets the label "twin".
+#   SM_ONLY  only the shared-memory twin (the verbs run would repeat what
+#          other verbs tests cover: e.g. collectives, which use only the
+#          public point-to-point calls, at every rank count).
 #   MIXED  and in the guest on pretend nodes of two ranks each
 #          (tests/verbs/pretend_nodes.sh): pairs on a node use sm, the others
 #          rc. mixed.<name without "verbs.">, labels verbs and mixed.
@@ -18,7 +21,10 @@ set(RDMX_MPIRUN_FLAGS --oversubscribe --bind-to none --mca btl self,tcp --mca pm
     --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
 set(RDMX_PRETEND_NODES ${CMAKE_CURRENT_LIST_DIR}/verbs/pretend_nodes.sh)
 function(rdmx_mpi_test)
-  cmake_parse_arguments(T "SM;MIXED" "NAME;NP;TIMEOUT" "COMMAND;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(T "SM;SM_ONLY;MIXED" "NAME;NP;TIMEOUT" "COMMAND;LABELS;ENV" ${ARGN})
+  if(T_SM_ONLY)
+    set(T_SM TRUE)
+  endif()
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)
   endif()
@@ -31,9 +37,11 @@ function(rdmx_mpi_test)
       list(APPEND labels twin)
     endif()
   endif()
-  add_test(NAME ${T_NAME} COMMAND ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS} -np ${T_NP} ${T_COMMAND})
-  set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77
-    LABELS "${labels}" ENVIRONMENT "${env};${rc_env};${T_ENV}")
+  if(NOT T_SM_ONLY)
+    add_test(NAME ${T_NAME} COMMAND ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS} -np ${T_NP} ${T_COMMAND})
+    set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE 77
+      LABELS "${labels}" ENVIRONMENT "${env};${rc_env};${T_ENV}")
+  endif()
   string(REGEX REPLACE "^verbs\\." "" base ${T_NAME})
   if(T_SM)
     set(sm_labels ${T_LABELS})
