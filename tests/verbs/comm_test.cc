@@ -1,6 +1,6 @@
 // Communicators and the point-to-point calls that came with them, under
 // mpirun: comm_test <case> [<case>...] [--count N]. The cases run in order in
-// one job. Cases:
+// one job (--count N: cycles and mprobe messages; --reps N: threads). Cases:
 //   split      rows and columns of a 2D grid of the job's ranks (and a split
 //              ordered by a reversed key), everything checked on each
 //   dup        a dup of the job and a dup of that
@@ -33,6 +33,7 @@ namespace {
 rdmx_context_h world;
 int me, np;
 int g_count = 1000;
+int g_reps = 10;
 
 // The job's ranks as a rows x cols grid, rows <= cols, as square as np allows.
 struct Grid {
@@ -370,6 +371,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> cases;
     for (int i = 1; i < argc; ++i) {
         if (std::string(argv[i]) == "--count" && i + 1 < argc) g_count = std::atoi(argv[++i]);
+        else if (std::string(argv[i]) == "--reps" && i + 1 < argc) g_reps = std::atoi(argv[++i]);
         else cases.emplace_back(argv[i]);
     }
     if (cases.empty()) cases = {"split", "dup", "nested", "undefined"};
@@ -391,7 +393,7 @@ int main(int argc, char **argv) {
         else if (c == "dup") t_dup();
         else if (c == "nested") t_nested();
         else if (c == "undefined") t_undefined();
-        else if (c == "threads") t_threads(std::max(2, 10 / div));
+        else if (c == "threads") t_threads(std::max(2, g_reps / div));
         else if (c == "isolation") t_isolation();
         else if (c == "cycles") t_cycles(g_count);
         else if (c == "stale") t_stale();
