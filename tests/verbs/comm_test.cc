@@ -18,6 +18,7 @@
 //   mprobe     4 threads of rank 0 share one queue through mprobe/mrecv; improbe and imrecv
 //   greq       generalized requests completed from another thread
 //   abort      rank 1 calls rdmx_abort(ctx, 7) while the others wait (the job must end with 7)
+//   abort_alone  the same on a communicator whose only member is rank 1
 #include <unistd.h>
 
 #include <atomic>
@@ -289,8 +290,13 @@ void t_free() {
     RT_CHECK(st == RDMX_ERR_INVALID_ARG, "comm_free of a NULL handle returned %d", st);
     st = rdmx_comm_free(&copy);
     RT_CHECK(st == RDMX_ERR_INVALID_ARG, "comm_free of a freed handle returned %d", st);
-    RT_CHECK(rdmx_rank(copy) == -1 && rdmx_size(copy) == -1, "a freed handle still has rank %d size %d",
-             rdmx_rank(copy), rdmx_size(copy));
+    RT_CHECK(rdmx_rank(copy) == -1 && rdmx_size(copy) == -1 && rdmx_local_rank(copy) == -1 &&
+                 rdmx_local_size(copy) == -1 && rdmx_comm_world_rank(copy, 0) == -1,
+             "a freed handle still has rank %d size %d local %d/%d", rdmx_rank(copy), rdmx_size(copy),
+             rdmx_local_rank(copy), rdmx_local_size(copy));
+    int x = 0;
+    st = rdmx_send(copy, &x, sizeof(x), 0, 1);
+    RT_CHECK(st == RDMX_ERR_INVALID_ARG, "a send on a freed handle returned %d", st);
     RT_OK(rdmx_barrier(world));
     // Requests outlive their communicator: posted on D, D freed, then completed.
     const int next = (me + 1) % np, prev = (me + np - 1) % np;

@@ -304,14 +304,18 @@ void t_greq() {
 
 // Rank 1 aborts with 7 while rank 0 waits in a receive from it and the
 // others in a barrier. Nothing may return: the job ends, mpirun's status 7.
-void t_abort() {
+// `alone`: rank 1 aborts on a communicator of its own (split from the job),
+// which must end the whole job all the same.
+void t_abort(bool alone) {
     RT_CHECK(np >= 2, "abort needs at least 2 ranks");
+    rdmx_context_h sub = nullptr;
+    if (alone) RT_OK(rdmx_comm_split(world, me == 1 ? 1 : 0, 0, &sub));
     RT_OK(rdmx_barrier(world));
     if (me == 1) {
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        std::printf("abort: rank 1 calls rdmx_abort(7)\n");
+        std::printf("abort: rank 1 calls rdmx_abort(7) on %s\n", alone ? "a communicator of its own" : "the job");
         std::fflush(stdout);
-        rdmx_status_t st = rdmx_abort(world, 7);
+        rdmx_status_t st = rdmx_abort(alone ? sub : world, 7);
         RT_CHECK(false, "rdmx_abort returned %d", st);
     }
     int v = 0;
@@ -330,6 +334,7 @@ void comm_p2p_case(const std::string &which, rdmx_context_h ctx, int count) {
     else if (which == "sendrecv") t_sendrecv();
     else if (which == "mprobe") t_mprobe(count);
     else if (which == "greq") t_greq();
-    else if (which == "abort") t_abort();
+    else if (which == "abort") t_abort(false);
+    else if (which == "abort_alone") t_abort(true);
     else RT_CHECK(false, "unknown case %s", which.c_str());
 }
