@@ -28,6 +28,24 @@ public:
     void disjoint(const char *a_name, const void *a, size_t a_len, const char *b_name, const void *b,
                   size_t b_len) noexcept;
 
+    /** The per-rank blocks of a v-collective (n of them, lengths and
+     *  displacements in bytes): the arrays must not be NULL, no block end may
+     *  overflow, and `buf` may be NULL only if every length is 0. */
+    void blocks(const char *buf_name, const void *buf, const char *lens_name, const size_t *lens,
+                const char *displs_name, const size_t *displs, int n) noexcept;
+    /** `len` must equal lens[rank] (the block a rank sends to itself). */
+    void own_block(const char *lens_name, const size_t *lens, int rank, size_t len) noexcept;
+    /**
+     * No nonempty receive block overlaps another receive block or a send
+     * block (send blocks may overlap each other: they are only read). A
+     * single range is passed as one block with displacement 0; a NULL
+     * `lens` means "no blocks" (RDMX_IN_PLACE, or a rank where the buffer
+     * is not used). Sorts the blocks: O(n log n), may throw std::bad_alloc.
+     */
+    void disjoint_blocks(const char *send_name, const void *send, const size_t *slens, const size_t *sdispls,
+                         int sn, const char *recv_name, const void *recv, const size_t *rlens,
+                         const size_t *rdispls, int rn);
+
     bool ok() const noexcept { return st_ == RDMX_OK; }
     rdmx_status_t status() const noexcept { return st_; }
     void fail(const char *arg, const char *why) noexcept;

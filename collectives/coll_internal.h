@@ -51,6 +51,7 @@ inline int ceil_log2(int p) noexcept {
 enum class Kind : int {
     Barrier = 1, Bcast, Reduce, Allreduce, ReduceScatter, Allgather, Gather, Scatter, Alltoall,
     Agree,  // the signature check every collective starts with (coll_agree.cc)
+    Scan, Exscan, Allgatherv, Gatherv, Scatterv, Alltoallv,
 };
 struct TagBase {
     Kind kind;

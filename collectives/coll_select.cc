@@ -32,6 +32,12 @@ constexpr std::array<CollSpec, kCollCount> kSpecs = {{
     {"gather", "RDMX_COLL_GATHER_ALGO", {Algo::Binomial}, 1},
     {"scatter", "RDMX_COLL_SCATTER_ALGO", {Algo::Binomial}, 1},
     {"alltoall", "RDMX_COLL_ALLTOALL_ALGO", {Algo::Pairwise}, 1},
+    {"scan", "RDMX_COLL_SCAN_ALGO", {Algo::RecursiveDoubling}, 1},
+    {"exscan", "RDMX_COLL_EXSCAN_ALGO", {Algo::RecursiveDoubling}, 1},
+    {"allgatherv", "RDMX_COLL_ALLGATHERV_ALGO", {Algo::Ring}, 1},
+    {"gatherv", "RDMX_COLL_GATHERV_ALGO", {Algo::Linear}, 1},
+    {"scatterv", "RDMX_COLL_SCATTERV_ALGO", {Algo::Linear}, 1},
+    {"alltoallv", "RDMX_COLL_ALLTOALLV_ALGO", {Algo::Pairwise}, 1},
 }};
 
 struct State {
@@ -98,6 +104,7 @@ const char *algo_name(Algo a) {
     case Algo::Bruck: return "bruck";
     case Algo::Pairwise: return "pairwise";
     case Algo::ReduceScatterGather: return "reduce_scatter_gather";
+    case Algo::Linear: return "linear";
     }
     return "?";
 }
@@ -148,6 +155,15 @@ int alltoall_window(size_t len, int p) {
     const int w = len <= t.alltoall_small_max ? t.alltoall_window_small : t.alltoall_window_large;
     return p - 1 < w ? (p > 1 ? p - 1 : 1) : w;
 }
+
+// Single-algorithm collectives: the selection point exists so that a second
+// algorithm slots in like the others' (and the variable is parsed the same).
+Algo select_scan(int) { return Algo::RecursiveDoubling; }
+Algo select_exscan(int) { return Algo::RecursiveDoubling; }
+Algo select_allgatherv(int) { return Algo::Ring; }
+Algo select_gatherv(int) { return Algo::Linear; }
+Algo select_scatterv(int) { return Algo::Linear; }
+Algo select_alltoallv(int) { return Algo::Pairwise; }
 
 bool force_algorithm(std::string_view coll, std::string_view algo) {
     const int i = coll_index(coll);

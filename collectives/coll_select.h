@@ -8,8 +8,11 @@
 
 namespace rdmx::coll {
 
-enum class Coll : int { Barrier, Bcast, Reduce, Allreduce, ReduceScatter, Allgather, Gather, Scatter, Alltoall };
-inline constexpr int kCollCount = 9;
+enum class Coll : int {
+    Barrier, Bcast, Reduce, Allreduce, ReduceScatter, Allgather, Gather, Scatter, Alltoall,
+    Scan, Exscan, Allgatherv, Gatherv, Scatterv, Alltoallv,
+};
+inline constexpr int kCollCount = 15;
 
 enum class Algo : int {
     Auto = 0,
@@ -23,6 +26,7 @@ enum class Algo : int {
     Bruck,
     Pairwise,
     ReduceScatterGather,
+    Linear,
 };
 
 inline constexpr size_t KiB = 1024;
@@ -81,6 +85,12 @@ Algo select_gather(int p);
 Algo select_scatter(int p);
 Algo select_alltoall(int p);
 int alltoall_window(size_t len, int p);
+Algo select_scan(int p);
+Algo select_exscan(int p);
+Algo select_allgatherv(int p);
+Algo select_gatherv(int p);
+Algo select_scatterv(int p);
+Algo select_alltoallv(int p);
 
 /** "recursive_doubling", ... ("auto" for Algo::Auto). */
 const char *algo_name(Algo a);
@@ -89,7 +99,8 @@ const char *algo_name(Algo a);
 /**
  * Force `algo` for the collective `coll` ("barrier", "bcast", "reduce",
  * "allreduce", "reduce_scatter", "allgather", "gather", "scatter",
- * "alltoall"); "auto" restores automatic selection. Overrides the
+ * "alltoall", "scan", "exscan", "allgatherv", "gatherv", "scatterv",
+ * "alltoallv"); "auto" restores automatic selection. Overrides the
  * environment. Returns false (and changes nothing) for an unknown name.
  */
 bool force_algorithm(std::string_view coll, std::string_view algo);

@@ -103,15 +103,6 @@ bool parse_progress(const char *s, rdmx_progress_mode_t *out) {
 
 const char *progress_name(rdmx_progress_mode_t m) { return m == RDMX_PROGRESS_CALLER ? "caller" : "thread"; }
 
-// An enum field of a struct filled in C may hold any int: its bytes, as an int.
-template <typename E>
-int raw_int(const E &e) {
-    static_assert(sizeof(E) == sizeof(int));
-    int v;
-    std::memcpy(&v, &e, sizeof(v));
-    return v;
-}
-
 bool parse_threads(const char *s, rdmx_thread_level_t *out) {
     if (std::strcmp(s, "multiple") == 0) *out = RDMX_THREADS_MULTIPLE;
     else if (std::strcmp(s, "single") == 0) *out = RDMX_THREADS_SINGLE;
@@ -356,7 +347,7 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                     "back-pressure", &unexpected_max, false, size_t{0}, p_size, show_size);
     // The struct's enum fields come from C, where any int fits: read their
     // bytes and check them before anything loads them as the enum.
-    const int u_progress = raw_int(u.progress), u_threads = raw_int(u.threads);
+    const int u_progress = raw_enum(u.progress), u_threads = raw_enum(u.threads);
     if (u_progress < RDMX_PROGRESS_DEFAULT || u_progress > RDMX_PROGRESS_CALLER) {
         RDMX_ERROR("config: progress=%d is not an rdmx_progress_mode_t", u_progress);
         return RDMX_ERR_INVALID_ARG;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,17 @@
 #include "rdmx/rdmx.h"
 
 namespace rdmx {
+
+// An enum value that came from C (an argument, a struct field) may hold any
+// int: read its bytes as an int and check that, since loading an
+// out-of-range value as the enum is undefined behaviour.
+template <typename E>
+int raw_enum(const E &e) {
+    static_assert(sizeof(E) == sizeof(int));
+    int v;
+    std::memcpy(&v, &e, sizeof(v));
+    return v;
+}
 
 enum class ConfigSource { kDefault, kEnvironment, kConfigStruct };
 const char *config_source_name(ConfigSource s);

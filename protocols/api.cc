@@ -194,7 +194,7 @@ int rdmx_size(rdmx_context_h ctx) {
 rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len, int dest,
                             int tag, rdmx_request_h *req_p) {
     if (req_p != nullptr) *req_p = nullptr;
-    const int sp = raw_enum(space);
+    const int sp = rdmx::raw_enum(space);
     Handle h;
     if (rdmx_status_t st = check_p2p("rdmx_isend", ctx, &h, sp, buf, len, dest, false, tag, req_p)) return st;
     return guarded("rdmx_isend", [&] { return do_isend(h, sp, buf, len, dest, tag, req_p); });
@@ -203,7 +203,7 @@ rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const voi
 rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len, int source, int tag,
                             rdmx_request_h *req_p) {
     if (req_p != nullptr) *req_p = nullptr;
-    const int sp = raw_enum(space);
+    const int sp = rdmx::raw_enum(space);
     Handle h;
     if (rdmx_status_t st = check_p2p("rdmx_irecv", ctx, &h, sp, buf, len, source, true, tag, req_p)) return st;
     return guarded("rdmx_irecv", [&] { return do_irecv(h, sp, buf, len, source, tag, req_p); });

@@ -128,14 +128,6 @@ inline rdmx_status_t check_req(const char *fn, rdmx_request *r, std::optional<Pi
     return RDMX_OK;
 }
 
-// An enum argument from C may hold any int: read its bytes, never the enum.
-template <typename E>
-int raw_enum(const E &e) {
-    static_assert(sizeof(E) == sizeof(int));
-    int v;
-    std::memcpy(&v, &e, sizeof(v));
-    return v;
-}
 
 // A handle resolved: the engine and the communicator view it names (the
 // root's own view for the root's handle).

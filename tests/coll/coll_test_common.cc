@@ -1,5 +1,6 @@
 // coll_vs_mpi: harness, reporting, type maps and tolerances.
 #include "coll_test.h"
+#include "coll_test_loc.h"
 
 #if RDMX_COLL_TEST_HOOKS
 #include "coll_select.h"
@@ -26,6 +27,8 @@ const std::map<std::string, std::vector<std::string>> &algorithm_table() {
         {"gather", {"binomial"}},
         {"scatter", {"binomial"}},
         {"alltoall", {"pairwise"}},
+        {"scan", {"recursive_doubling"}}, {"exscan", {"recursive_doubling"}}, {"allgatherv", {"ring"}},
+        {"gatherv", {"linear"}}, {"scatterv", {"linear"}}, {"alltoallv", {"pairwise"}},
     };
     return t;
 }
@@ -95,17 +98,18 @@ void Harness::require_ok(const Case &c, rdmx_status_t st) {
 
 const char *dt_name(rdmx_datatype_t dt) {
     static const char *const names[] = {"int8",   "int16",  "int32",  "int64", "uint8",
-                                        "uint16", "uint32", "uint64", "float", "double"};
+                                        "uint16", "uint32", "uint64", "float", "double",
+                                        "float_int", "double_int", "int_int"};
     return names[dt];
 }
 
 const char *op_name(rdmx_op_t op) {
-    static const char *const names[] = {"sum", "prod", "min", "max", "band", "bor", "bxor"};
+    static const char *const names[] = {"sum", "prod", "min", "max", "band", "bor", "bxor", "minloc", "maxloc"};
     return names[op];
 }
 
 size_t dt_bytes(rdmx_datatype_t dt) {
-    size_t n = 0;
+    size_t n = pair_bytes(dt);
     with_type(dt, [&]<class T>() { n = sizeof(T); });
     return n;
 }
@@ -122,6 +126,9 @@ MPI_Datatype mpi_type(rdmx_datatype_t dt) {
     case RDMX_UINT64: return MPI_UINT64_T;
     case RDMX_FLOAT: return MPI_FLOAT;
     case RDMX_DOUBLE: return MPI_DOUBLE;
+    case RDMX_FLOAT_INT: return MPI_FLOAT_INT;
+    case RDMX_DOUBLE_INT: return MPI_DOUBLE_INT;
+    case RDMX_INT_INT: return MPI_2INT;
     }
     return MPI_DATATYPE_NULL;
 }
@@ -135,6 +142,8 @@ MPI_Op mpi_op(rdmx_op_t op) {
     case RDMX_BAND: return MPI_BAND;
     case RDMX_BOR: return MPI_BOR;
     case RDMX_BXOR: return MPI_BXOR;
+    case RDMX_MINLOC: return MPI_MINLOC;
+    case RDMX_MAXLOC: return MPI_MAXLOC;
     }
     return MPI_OP_NULL;
 }

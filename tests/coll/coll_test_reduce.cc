@@ -57,6 +57,7 @@ T exact_integer(rdmx_op_t op, size_t i, uint64_t seed, int p) {
         case RDMX_BAND: acc = static_cast<T>(acc & x); break;
         case RDMX_BOR: acc = static_cast<T>(acc | x); break;
         case RDMX_BXOR: acc = static_cast<T>(acc ^ x); break;
+        case RDMX_MINLOC: case RDMX_MAXLOC: break;  // pair types only (coll_test_scan.cc)
         }
     }
     return acc;

@@ -8,9 +8,10 @@
 //   --env-only  do not force algorithms; run what RDMX_COLL_*_ALGO selects
 //   --only=NAME one suite (env, invalid_args, faults, mismatch, barrier, bcast,
 //               reduce, allreduce, reduce_scatter, allgather, gather,
-//               scatter, alltoall)
+//               scatter, alltoall, scan, loc, v, scan_v_args)
 // Exit: 0 all passed, 1 a check failed, 2 usage, 77 no RDMA device (skip).
 #include "coll_test.h"
+#include "coll_test_loc.h"
 
 #if RDMX_COLL_TEST_HOOKS
 #include "coll_select.h"
@@ -137,6 +138,10 @@ int run(Harness &h) {
     timed(h, "gather", run_gather);
     timed(h, "scatter", run_scatter);
     timed(h, "alltoall", run_alltoall);
+    timed(h, "scan", run_scan);
+    timed(h, "loc", run_loc);
+    timed(h, "v", run_v);
+    timed(h, "scan_v_args", run_scan_v_args);
     check_wildcard(h, wildcard);
     const uint64_t passed = total(h.passed()), failed = total(h.failed());
     if (h.rank == 0) {
@@ -240,7 +245,7 @@ void run_invalid_args(Harness &h) {
         // cannot form others without undefined behaviour; C callers can, and
         // the library reads such values without an enum load).
         const auto bad_dt = static_cast<rdmx_datatype_t>(15);
-        const auto bad_op = static_cast<rdmx_op_t>(7);
+        const auto bad_op = static_cast<rdmx_op_t>(9);
         expect(h, "allreduce bad dt", rdmx_allreduce(h.ctx, b, b + 8, 1, bad_dt, RDMX_SUM), kBad);
         expect(h, "allreduce bad op", rdmx_allreduce(h.ctx, b, b + 8, 1, RDMX_INT32, bad_op), kBad);
         expect(h, "reduce bad op", rdmx_reduce(h.ctx, b, b + 8, 1, RDMX_INT32, bad_op, 0), kBad);
