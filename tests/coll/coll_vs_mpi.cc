@@ -8,7 +8,8 @@
 //   --env-only  do not force algorithms; run what RDMX_COLL_*_ALGO selects
 //   --only=NAME one suite (env, invalid_args, faults, mismatch, barrier, bcast,
 //               reduce, allreduce, reduce_scatter, allgather, gather,
-//               scatter, alltoall, scan, loc, v, scan_v_args)
+//               scatter, alltoall, scan, loc, v, scan_v_args,
+//               nbc)
 // Exit: 0 all passed, 1 a check failed, 2 usage, 77 no RDMA device (skip).
 #include "coll_test.h"
 #include "coll_test_loc.h"
@@ -31,6 +32,7 @@ void run_invalid_args(Harness &h);
 void run_env_parsing(Harness &h);
 void run_faults(Harness &h);
 void run_mismatch(Harness &h);
+void run_nbc(Harness &h);  // coll_test_nbc.cc
 }  // namespace colltest
 
 namespace {
@@ -142,6 +144,7 @@ int run(Harness &h) {
     timed(h, "loc", run_loc);
     timed(h, "v", run_v);
     timed(h, "scan_v_args", run_scan_v_args);
+    timed(h, "nbc", run_nbc);
     check_wildcard(h, wildcard);
     const uint64_t passed = total(h.passed()), failed = total(h.failed());
     if (h.rank == 0) {

@@ -6,6 +6,10 @@
 // Test hooks (shim only, C++ linkage, see mpi_p2p_shim.h): fault injection
 // into request completions, and a count of live requests (leak checks).
 //
+// Generalized requests and progress callbacks: the callbacks run (never two
+// at once, never re-entered) whenever a test or wait meets a generalized
+// request; there is no progress thread, so nothing advances between calls.
+//
 // Limits (test shim only): rdmx_init takes cfg == NULL and needs MPI to be
 // initialised by the caller; a message is at most INT_MAX bytes; on
 // truncation info->length is the received (not the sent) length.
@@ -18,13 +22,18 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <new>
+#include <utility>
+#include <vector>
 
 struct rdmx_context {
     MPI_Comm comm[3];
     int rank;
     int size;
     int tag_ub;
+    std::map<int, std::pair<void *, rdmx_attr_free_fn_t>> attrs;  // key -> (value, free_fn)
 };
 
 namespace {
@@ -40,6 +49,9 @@ struct rdmx_request {
     rdmx_request &operator=(const rdmx_request &) = delete;
     MPI_Request req = MPI_REQUEST_NULL;
     bool is_recv = false;
+    bool is_greq = false;
+    std::atomic<bool> greq_done{false};
+    rdmx_status_t greq_status = RDMX_OK;
 };
 
 namespace rdmx_shim {
@@ -87,9 +99,114 @@ rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, rdmx_tagspace_t spac
     return RDMX_OK;
 }
 
+// Registered progress callbacks (per job, as in the library).
+constexpr size_t kMaxCallbacks = 16;
+constexpr int kMaxAttrKeys = 64;
+std::atomic<int> g_attr_keys{0};
+std::mutex g_cb_mu;  // the list
+struct Callback {
+    rdmx_context_h ctx;  // registered on (finalize drops its callbacks)
+    rdmx_progress_fn_t fn;
+    void *arg;
+};
+std::vector<Callback> g_callbacks;
+std::mutex g_cb_running;  // one pass at a time
+thread_local bool t_in_callbacks = false;
+
+int run_callbacks() {
+    if (t_in_callbacks) return 0;
+    std::unique_lock<std::mutex> running(g_cb_running, std::try_to_lock);
+    if (!running.owns_lock()) return 0;
+    std::vector<Callback> list;
+    {
+        std::lock_guard<std::mutex> lk(g_cb_mu);
+        list = g_callbacks;
+    }
+    t_in_callbacks = true;
+    int events = 0;
+    for (const Callback &cb : list) events += cb.fn(cb.arg);
+    t_in_callbacks = false;
+    return events;
+}
+
+rdmx_status_t finish_greq(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
+    rdmx_request *r = *req;
+    const rdmx_status_t st = r->greq_status;
+    if (info_p) *info_p = rdmx_msg_info_t{RDMX_PROC_NULL, RDMX_ANY_TAG, 0, st};
+    delete r;
+    *req = nullptr;
+    return st;
+}
+
 }  // namespace
 
 extern "C" {
+
+rdmx_status_t rdmx_greq_start(rdmx_context_h ctx, rdmx_request_h *req_p) {
+    if (ctx == nullptr) return bad("rdmx_greq_start", "ctx");
+    if (req_p == nullptr) return bad("rdmx_greq_start", "req_p");
+    auto *r = new (std::nothrow) rdmx_request;
+    if (r == nullptr) return RDMX_ERR_NO_MEMORY;
+    r->is_greq = true;
+    *req_p = r;
+    return RDMX_OK;
+}
+
+rdmx_status_t rdmx_greq_complete(rdmx_request_h req, rdmx_status_t status) {
+    if (req == nullptr || !req->is_greq) return bad("rdmx_greq_complete", "req");
+    if (req->greq_done.load()) return bad("rdmx_greq_complete", "req (completed twice)");
+    req->greq_status = status;
+    req->greq_done.store(true);
+    return RDMX_OK;
+}
+
+rdmx_status_t rdmx_progress_register(rdmx_context_h ctx, rdmx_progress_fn_t fn, void *arg) {
+    if (ctx == nullptr) return bad("rdmx_progress_register", "ctx");
+    if (fn == nullptr) return bad("rdmx_progress_register", "fn");
+    std::lock_guard<std::mutex> lk(g_cb_mu);
+    if (g_callbacks.size() >= kMaxCallbacks) return RDMX_ERR_NO_MEMORY;
+    g_callbacks.push_back(Callback{ctx, fn, arg});
+    return RDMX_OK;
+}
+
+rdmx_status_t rdmx_progress_unregister(rdmx_context_h ctx, rdmx_progress_fn_t fn, void *arg) {
+    if (ctx == nullptr) return bad("rdmx_progress_unregister", "ctx");
+    std::lock_guard<std::mutex> lk(g_cb_mu);
+    for (auto it = g_callbacks.begin(); it != g_callbacks.end(); ++it) {
+        if (it->fn == fn && it->arg == arg) {
+            g_callbacks.erase(it);
+            return RDMX_OK;
+        }
+    }
+    return bad("rdmx_progress_unregister", "fn (not registered)");
+}
+
+rdmx_status_t rdmx_attr_key_create(int *key_p) {
+    if (key_p == nullptr) return bad("rdmx_attr_key_create", "key_p");
+    const int k = g_attr_keys++;
+    if (k >= kMaxAttrKeys) return RDMX_ERR_NO_MEMORY;
+    *key_p = k;
+    return RDMX_OK;
+}
+
+rdmx_status_t rdmx_attr_set(rdmx_context_h ctx, int key, void *value, rdmx_attr_free_fn_t free_fn) {
+    if (ctx == nullptr) return bad("rdmx_attr_set", "ctx");
+    if (key < 0 || key >= g_attr_keys.load()) return bad("rdmx_attr_set", "key");
+    auto it = ctx->attrs.find(key);
+    if (it != ctx->attrs.end() && it->second.second != nullptr) it->second.second(it->second.first);
+    ctx->attrs[key] = {value, free_fn};
+    return RDMX_OK;
+}
+
+rdmx_status_t rdmx_attr_get(rdmx_context_h ctx, int key, void **value_p) {
+    if (ctx == nullptr) return bad("rdmx_attr_get", "ctx");
+    if (key < 0 || key >= g_attr_keys.load() || value_p == nullptr) return bad("rdmx_attr_get", "key");
+    auto it = ctx->attrs.find(key);
+    *value_p = it == ctx->attrs.end() ? nullptr : it->second.first;
+    return RDMX_OK;
+}
+
+int rdmx_progress(rdmx_context_h ctx) { return ctx ? run_callbacks() : 0; }
 
 rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p) {
     if (ctx_p == nullptr) return bad("rdmx_init", "ctx_p");
@@ -116,7 +233,14 @@ rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p) {
 
 rdmx_status_t rdmx_finalize(rdmx_context_h ctx) {
     if (ctx == nullptr) return bad("rdmx_finalize", "ctx");
+    for (auto &kv : ctx->attrs)  // before the traffic's communicators go
+        if (kv.second.second != nullptr) kv.second.second(kv.second.first);
+    ctx->attrs.clear();
     for (MPI_Comm &c : ctx->comm) MPI_Comm_free(&c);
+    {
+        std::lock_guard<std::mutex> lk(g_cb_mu);
+        std::erase_if(g_callbacks, [ctx](const Callback &cb) { return cb.ctx == ctx; });
+    }
     delete ctx;
     return RDMX_OK;
 }
@@ -172,6 +296,10 @@ rdmx_status_t rdmx_wait(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
         return RDMX_OK;
     }
     rdmx_request *r = *req;
+    if (r->is_greq) {
+        while (!r->greq_done.load()) run_callbacks();
+        return finish_greq(req, info_p);
+    }
     MPI_Status status;
     rdmx_status_t st = from_mpi(MPI_Wait(&r->req, &status));
     int cancelled = 0;
@@ -206,6 +334,11 @@ rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info_t *info_
         *done_p = 1;
         return rdmx_wait(req, info_p);
     }
+    if ((*req)->is_greq) {
+        run_callbacks();
+        *done_p = (*req)->greq_done.load() ? 1 : 0;
+        return *done_p ? finish_greq(req, info_p) : RDMX_INPROGRESS;
+    }
     int flag = 0;
     MPI_Request probe = (*req)->req;
     MPI_Request_get_status(probe, &flag, MPI_STATUS_IGNORE);
@@ -216,7 +349,7 @@ rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info_t *info_
 
 rdmx_status_t rdmx_cancel(rdmx_request_h req) {
     if (req == nullptr) return bad("rdmx_cancel", "req");
-    if (req->is_recv) MPI_Cancel(&req->req);
+    if (req->is_recv && !req->is_greq) MPI_Cancel(&req->req);
     return RDMX_OK;
 }
 
