@@ -49,7 +49,7 @@ ctest --test-dir "$bdir" -LE verbs -j2 --output-on-failure --timeout 600 2>&1 | 
 # The collectives are left out here: they use only the point-to-point calls
 # this pass covers.
 echo "==== native sm tests at RDMX_THREADS=single ($(stamp)) ===="
-RDMX_THREADS=single RDMX_PROGRESS=caller ctest --test-dir "$bdir" -L sm -LE 'example|coll' -j2 --output-on-failure \
+RDMX_THREADS=single RDMX_PROGRESS=caller ctest --test-dir "$bdir" -L sm -LE 'example|coll|bindings' -j2 --output-on-failure \
   --timeout 600 2>&1 | tee "$bdir/native-single.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || native=1
 echo "==== fuzzers (a fixed time each, from tests/fuzz/corpus; $(stamp)) ===="
