@@ -46,8 +46,8 @@ ctest --test-dir "$bdir" -LE verbs -j2 --output-on-failure --timeout 600 2>&1 | 
 # The engine's suite again at the other thread level: RDMX_THREADS=single with
 # caller progress is the lock-free path (no engine lock, no pins, no locked
 # adds); the one test whose threads call at once asks for multiple itself.
-# The collectives are left out here: they use only the point-to-point calls
-# this pass covers.
+# The collectives and the bindings are left out here: they use only the
+# point-to-point calls this pass covers.
 echo "==== native sm tests at RDMX_THREADS=single ($(stamp)) ===="
 RDMX_THREADS=single RDMX_PROGRESS=caller ctest --test-dir "$bdir" -L sm -LE 'example|coll|bindings' -j2 --output-on-failure \
   --timeout 600 2>&1 | tee "$bdir/native-single.txt"
