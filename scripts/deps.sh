@@ -4,7 +4,8 @@
 # Usage: scripts/deps.sh [lib] [tools] [tests] [testbed]   (as root, or with sudo)
 #   lib      build the library: what a cluster node building rdmx needs
 #   tools    run rdmx-bench, rdmx-info and the comparison tools (perftest, Open MPI)
-#   tests    build and run the test suite (MPI, GoogleTest, clang for the fuzzers, MPICH's mpiexec,
+#   tests    build and run the test suite (MPI, GoogleTest, clang for the fuzzers, MPICH's mpiexec, header
+#            and NPmpich2 (the MPICH-ABI layer's checks),
 #            debhelper for the packages)
 #   testbed  the Soft-RoCE qemu guest and the profiler
 set -euo pipefail
@@ -13,7 +14,7 @@ LIB_DEBS=(build-essential cmake pkg-config ccache rdma-core libibverbs-dev librd
           libhwloc-dev libpmix-dev)
 TOOLS_DEBS=(ibverbs-utils rdmacm-utils perftest hwloc openmpi-bin libopenmpi-dev libbenchmark-dev nlohmann-json3-dev
             ucx-utils libucx-dev)
-TESTS_DEBS=(gfortran openmpi-bin libopenmpi-dev mpich libgtest-dev libgmock-dev clang libclang-rt-14-dev valgrind
+TESTS_DEBS=(gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev netpipe-mpich2 libgtest-dev libgmock-dev clang libclang-rt-14-dev valgrind
             debhelper dpkg-dev)
 TESTBED_DEBS=(qemu-system-x86 busybox-static cpio kmod iproute2 procps linux-perf)
 
