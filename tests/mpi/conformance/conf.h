@@ -89,13 +89,13 @@ static inline const char *conf_errstr(int rc)
 /* An MPI call that must fail with error class `cls`. */
 #define CHECK_CLASS(call, cls)                                                                              \
     do {                                                                                                    \
-        int conf_rc_ = (call), conf_cl_ = -1;                                                               \
-        if (conf_rc_ == MPI_SUCCESS)                                                                        \
+        int conf_crc_ = (call), conf_ccl_ = -1;                                                               \
+        if (conf_crc_ == MPI_SUCCESS)                                                                        \
             conf_fail(__FILE__, __LINE__, "%s succeeded, want class %s", #call, #cls);                      \
-        MPI_OK(MPI_Error_class(conf_rc_, &conf_cl_));                                                       \
-        if (conf_cl_ != (cls))                                                                              \
-            conf_fail(__FILE__, __LINE__, "%s: class %d (%s), want %s", #call, conf_cl_,                    \
-                      conf_errstr(conf_rc_), #cls);                                                         \
+        MPI_OK(MPI_Error_class(conf_crc_, &conf_ccl_));                                                       \
+        if (conf_ccl_ != (cls))                                                                              \
+            conf_fail(__FILE__, __LINE__, "%s: class %d (%s), want %s", #call, conf_ccl_,                    \
+                      conf_errstr(conf_crc_), #cls);                                                         \
     } while (0)
 
 #define RUN(fn)                                                                                             \
