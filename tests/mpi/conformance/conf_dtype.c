@@ -198,6 +198,30 @@ static void check_vector(void)
     CHECK(v == MPI_DATATYPE_NULL, "MPI_Type_free did not set MPI_DATATYPE_NULL");
 }
 
+/* A large non-contiguous message (1 MiB of data in 64 Ki blocks): past any
+ * eager limit, packed or sent as an I/O vector by the library. */
+static void check_large_vector(void)
+{
+    enum { BLOCKS = 1 << 16, BLEN = 4, STRIDE = 6 };
+    MPI_Datatype v;
+    size_t span = (size_t)(BLOCKS - 1) * STRIDE + BLEN;
+    int *src = malloc(sizeof(int) * span), *dst = malloc(sizeof(int) * span);
+    MPI_OK(MPI_Type_vector(BLOCKS, BLEN, STRIDE, MPI_INT, &v));
+    MPI_OK(MPI_Type_commit(&v));
+    for (size_t i = 0; i < span; i++) {
+        src[i] = conf_val(conf_rank, (int)i);
+        dst[i] = SENTINEL;
+    }
+    ring(src, 1, v, dst, 1, v);
+    for (size_t i = 0; i < span; i++) {
+        int want = i % STRIDE < BLEN ? conf_val(conf_left(), (int)i) : SENTINEL;
+        CHECK(dst[i] == want, "element %zu = %d, want %d", i, dst[i], want);
+    }
+    MPI_OK(MPI_Type_free(&v));
+    free(src);
+    free(dst);
+}
+
 /* hvector of doubles, stride in bytes, and contiguous of it. */
 static void check_hvector_contiguous(void)
 {
@@ -416,6 +440,7 @@ int main(int argc, char **argv)
     RUN(check_predefined_traffic);
     RUN(check_pair_types);
     RUN(check_vector);
+    RUN(check_large_vector);
     RUN(check_hvector_contiguous);
     RUN(check_indexed);
     RUN(check_struct_resized);
