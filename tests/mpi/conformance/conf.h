@@ -10,11 +10,17 @@
  * missing or broken call in the library under test is named, not just seen
  * as a later wrong value. MPI_COMM_WORLD and MPI_COMM_SELF are switched to
  * MPI_ERRORS_RETURN at start for that reason (conf_err.c checks the default).
- * A watchdog (CONF_TIMEOUT_S) names the check that hangs. */
+ * A watchdog (CONF_TIMEOUT_S) names the check that hangs.
+ *
+ * CONF_KEEP_GOING=1 in the environment (for a diagnosis, not for ctest):
+ * a failed check is abandoned and the next one runs, so one run lists every
+ * failing check; the program then exits 1. A later check may then fail or
+ * hang only because an earlier one left messages behind. */
 #ifndef CONF_H
 #define CONF_H
 
 #include <mpi.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,6 +36,9 @@ static const char *conf_prog = "?";
 static const char *conf_check = "(start)";
 static int conf_rank = -1;
 static int conf_size = -1;
+static jmp_buf conf_jmp;
+static int conf_in_check;
+static int conf_failures;
 
 static inline void conf_fail(const char *file, int line, const char *fmt, ...)
 {
@@ -41,6 +50,10 @@ static inline void conf_fail(const char *file, int line, const char *fmt, ...)
     printf("FAIL %s np=%d %s rank %d: %s:%d: %s\n", conf_prog, conf_size, conf_check, conf_rank, file, line,
            why);
     fflush(stdout);
+    if (conf_in_check && getenv("CONF_KEEP_GOING")) {
+        conf_failures++;
+        longjmp(conf_jmp, 1);
+    }
     exit(1);
 }
 
@@ -101,11 +114,15 @@ static inline const char *conf_errstr(int rc)
 #define RUN(fn)                                                                                             \
     do {                                                                                                    \
         conf_check = #fn;                                                                                   \
-        fn();                                                                                               \
-        if (conf_rank == 0) {                                                                               \
-            printf("ok %s np=%d %s\n", conf_prog, conf_size, #fn);                                          \
-            fflush(stdout);                                                                                 \
+        conf_in_check = 1;                                                                                  \
+        if (setjmp(conf_jmp) == 0) {                                                                        \
+            fn();                                                                                           \
+            if (conf_rank == 0) {                                                                           \
+                printf("ok %s np=%d %s\n", conf_prog, conf_size, #fn);                                      \
+                fflush(stdout);                                                                             \
+            }                                                                                               \
         }                                                                                                   \
+        conf_in_check = 0;                                                                                  \
     } while (0)
 
 static inline void conf_watchdog(void)
@@ -138,6 +155,10 @@ static inline int conf_finish(void)
 {
     conf_check = "MPI_Finalize";
     MPI_OK(MPI_Finalize());
+    if (conf_failures) {
+        printf("FAILED %s np=%d: %d checks on rank %d\n", conf_prog, conf_size, conf_failures, conf_rank);
+        return 1;
+    }
     if (conf_rank == 0) {
         printf("PASS %s np=%d\n", conf_prog, conf_size);
         fflush(stdout);
