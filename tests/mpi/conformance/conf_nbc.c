@@ -141,15 +141,26 @@ static void check_ialltoallv(void)
     for (int j = 0; j < n; j++)
         for (int k = 0; k < sc[j]; k++)
             s[sd[j] + k] = conf_val(conf_rank, j * 10 + k);
-    MPI_Request r;
-    MPI_OK(MPI_Ialltoallv(s, sc, sd, MPI_INT, rv, rc, rd, MPI_INT, MPI_COMM_WORLD, &r));
-    MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
-    for (int j = 0; j < n; j++) {
+    /* In place (the counts are symmetric): the send layout is the receive
+     * layout, each block replaced by the peer's. */
+    int *ip = ints((size_t)rt, SENTINEL);
+    for (int j = 0; j < n; j++)
         for (int k = 0; k < rc[j]; k++)
+            ip[rd[j] + k] = conf_val(conf_rank, j * 10 + k);
+    MPI_Request r[2];
+    MPI_OK(MPI_Ialltoallv(s, sc, sd, MPI_INT, rv, rc, rd, MPI_INT, MPI_COMM_WORLD, &r[0]));
+    MPI_OK(MPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, ip, rc, rd, MPI_INT, MPI_COMM_WORLD, &r[1]));
+    MPI_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+    for (int j = 0; j < n; j++) {
+        for (int k = 0; k < rc[j]; k++) {
             CHECK(rv[rd[j] + k] == conf_val(j, conf_rank * 10 + k), "from %d element %d = %d", j, k, rv[rd[j] + k]);
+            CHECK(ip[rd[j] + k] == conf_val(j, conf_rank * 10 + k), "in place: from %d element %d = %d", j, k,
+                  ip[rd[j] + k]);
+        }
         CHECK(rv[rd[j] + rc[j]] == SENTINEL, "gap after the block from %d written", j);
+        CHECK(ip[rd[j] + rc[j]] == SENTINEL, "in place: gap after the block from %d written", j);
     }
-    free(sc), free(sd), free(rc), free(rd), free(s), free(rv);
+    free(sc), free(sd), free(rc), free(rd), free(s), free(rv), free(ip);
 }
 
 static void check_ireduce(void)

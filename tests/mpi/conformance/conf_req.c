@@ -9,6 +9,7 @@
 #define TAG_B 22
 #define N_PERSIST_ROUNDS 5
 #define N_MIX 6
+#define SENTINEL_REQ (-7)
 
 /* The empty status: what a null or inactive request completes with. */
 #define expect_empty(st)                                                                                    \
@@ -207,6 +208,20 @@ static void check_persistent(void)
     MPI_OK(MPI_Request_free(&r[0]));
     MPI_OK(MPI_Request_free(&r[1]));
     CHECK(r[0] == MPI_REQUEST_NULL && r[1] == MPI_REQUEST_NULL, "MPI_Request_free did not null the handles");
+    /* With MPI_PROC_NULL: complete at once, the receive's buffer untouched. */
+    in[0] = SENTINEL_REQ;
+    MPI_OK(MPI_Recv_init(in, 4, MPI_INT, MPI_PROC_NULL, TAG_B, MPI_COMM_WORLD, &r[0]));
+    MPI_OK(MPI_Send_init(out, 4, MPI_INT, MPI_PROC_NULL, TAG_B, MPI_COMM_WORLD, &r[1]));
+    for (int round = 0; round < 2; round++) {
+        MPI_OK(MPI_Startall(2, r));
+        MPI_OK(MPI_Waitall(2, r, st));
+        int c = -1;
+        MPI_OK(MPI_Get_count(&st[0], MPI_INT, &c));
+        CHECK_INT(c, 0);
+        CHECK_INT(in[0], SENTINEL_REQ);
+    }
+    MPI_OK(MPI_Request_free(&r[0]));
+    MPI_OK(MPI_Request_free(&r[1]));
 }
 
 /* A receive nobody sends to, cancelled: Wait completes it and
