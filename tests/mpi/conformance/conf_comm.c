@@ -218,6 +218,35 @@ static void check_create(void)
     free(ranks);
 }
 
+/* A communicator freed with operations pending on it: they complete
+ * (Comm_free only marks it). */
+static void check_free_while_pending(void)
+{
+    MPI_Comm d;
+    int out = conf_val(conf_rank, 0), in = -1;
+    MPI_Request rq[2];
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    MPI_OK(MPI_Irecv(&in, 1, MPI_INT, conf_left(), TAG_A, d, &rq[0]));
+    MPI_OK(MPI_Isend(&out, 1, MPI_INT, conf_right(), TAG_A, d, &rq[1]));
+    MPI_OK(MPI_Comm_free(&d));
+    CHECK(d == MPI_COMM_NULL, "MPI_Comm_free did not set MPI_COMM_NULL");
+    MPI_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    CHECK_INT(in, conf_val(conf_left(), 0));
+}
+
+/* Equal keys keep the parent's order; colors need not be small. */
+static void check_split_ties(void)
+{
+    MPI_Comm c;
+    int r = -1, s = -1;
+    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, 1000000 + conf_rank / 2, 0, &c));
+    MPI_OK(MPI_Comm_rank(c, &r));
+    MPI_OK(MPI_Comm_size(c, &s));
+    CHECK_INT(r, conf_rank % 2);
+    CHECK_INT(s, conf_rank / 2 * 2 + 1 < conf_size ? 2 : 1);
+    MPI_OK(MPI_Comm_free(&c));
+}
+
 static void check_predefined_attrs(void)
 {
     int *v = NULL, flag = 0;
@@ -344,6 +373,8 @@ int main(int argc, char **argv)
     RUN(check_split_type_shared);
     RUN(check_groups);
     RUN(check_create);
+    RUN(check_free_while_pending);
+    RUN(check_split_ties);
     RUN(check_predefined_attrs);
     RUN(check_keyvals);
     RUN(check_names);

@@ -419,6 +419,27 @@ static void check_pack(void)
     MPI_OK(MPI_Type_free(&v));
 }
 
+/* A type freed while a nonblocking send and receive still use it: the
+ * operations complete with it (the free only marks it). */
+static void check_free_while_pending(void)
+{
+    MPI_Datatype v;
+    int src[8], dst[8];
+    MPI_Request rq[2];
+    MPI_OK(MPI_Type_vector(4, 1, 2, MPI_INT, &v));
+    MPI_OK(MPI_Type_commit(&v));
+    for (int i = 0; i < 8; i++) {
+        src[i] = conf_val(conf_rank, i);
+        dst[i] = SENTINEL;
+    }
+    MPI_OK(MPI_Irecv(dst, 1, v, conf_left(), TAG_A, MPI_COMM_WORLD, &rq[0]));
+    MPI_OK(MPI_Isend(src, 1, v, conf_right(), TAG_A, MPI_COMM_WORLD, &rq[1]));
+    MPI_OK(MPI_Type_free(&v));
+    MPI_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < 8; i++)
+        CHECK(dst[i] == (i % 2 == 0 ? conf_val(conf_left(), i) : SENTINEL), "element %d = %d", i, dst[i]);
+}
+
 /* Names of derived types: empty by default, settable. */
 static void check_type_names(void)
 {
@@ -447,6 +468,7 @@ int main(int argc, char **argv)
     RUN(check_struct_resized);
     RUN(check_get_elements);
     RUN(check_pack);
+    RUN(check_free_while_pending);
     RUN(check_type_names);
     return conf_finish();
 }

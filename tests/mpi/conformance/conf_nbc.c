@@ -198,6 +198,27 @@ static void check_ireduce(void)
     free(out);
 }
 
+/* A user op freed while an Iallreduce still uses it: it completes. */
+static void user_max(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    for (int i = 0; i < *len; i++)
+        if (((int *)in)[i] > ((int *)inout)[i])
+            ((int *)inout)[i] = ((int *)in)[i];
+}
+
+static void check_op_free_while_pending(void)
+{
+    MPI_Op op;
+    MPI_Request r;
+    int x[2] = {conf_rank, -conf_rank}, y[2] = {SENTINEL, SENTINEL};
+    MPI_OK(MPI_Op_create(user_max, 1, &op));
+    MPI_OK(MPI_Iallreduce(x, y, 2, MPI_INT, op, MPI_COMM_WORLD, &r));
+    MPI_OK(MPI_Op_free(&op));
+    MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    CHECK(y[0] == conf_size - 1 && y[1] == 0, "max %d %d", y[0], y[1]);
+}
+
 /* Every kind outstanding at once, then one Waitall. */
 static void check_mixed_outstanding(void)
 {
@@ -233,6 +254,7 @@ int main(int argc, char **argv)
     RUN(check_ialltoall);
     RUN(check_ialltoallv);
     RUN(check_ireduce);
+    RUN(check_op_free_while_pending);
     RUN(check_mixed_outstanding);
     return conf_finish();
 }
