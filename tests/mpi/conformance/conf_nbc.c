@@ -198,6 +198,36 @@ static void check_ireduce(void)
     free(out);
 }
 
+/* Derived types with holes in nonblocking collectives, freed before the
+ * wait: Ibcast of a vector, Iallgather into a resized int (every other
+ * slot). */
+static void check_derived_freed(void)
+{
+    int n = conf_size, buf[7], *ag = ints((size_t)2 * n, SENTINEL), mine = conf_val(conf_rank, 0);
+    MPI_Datatype v, spread;
+    MPI_Request r[2];
+    MPI_OK(MPI_Type_vector(4, 1, 2, MPI_INT, &v));
+    MPI_OK(MPI_Type_commit(&v));
+    MPI_OK(MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spread));
+    MPI_OK(MPI_Type_commit(&spread));
+    for (int i = 0; i < 7; i++)
+        buf[i] = conf_rank == 0 ? conf_val(0, i) : SENTINEL;
+    MPI_OK(MPI_Ibcast(buf, 1, v, 0, MPI_COMM_WORLD, &r[0]));
+    MPI_OK(MPI_Iallgather(&mine, 1, MPI_INT, ag, 1, spread, MPI_COMM_WORLD, &r[1]));
+    MPI_OK(MPI_Type_free(&v));
+    MPI_OK(MPI_Type_free(&spread));
+    MPI_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < 7; i++) {
+        int want = i % 2 == 0 ? conf_val(0, i) : (conf_rank == 0 ? conf_val(0, i) : SENTINEL);
+        CHECK(buf[i] == want, "ibcast vector element %d = %d, want %d", i, buf[i], want);
+    }
+    for (int i = 0; i < 2 * n; i++) {
+        int want = i % 2 ? SENTINEL : conf_val(i / 2, 0);
+        CHECK(ag[i] == want, "iallgather resized slot %d = %d, want %d", i, ag[i], want);
+    }
+    free(ag);
+}
+
 /* A user op freed while an Iallreduce still uses it: it completes. */
 static void user_max(void *in, void *inout, int *len, MPI_Datatype *t)
 {
@@ -254,6 +284,7 @@ int main(int argc, char **argv)
     RUN(check_ialltoall);
     RUN(check_ialltoallv);
     RUN(check_ireduce);
+    RUN(check_derived_freed);
     RUN(check_op_free_while_pending);
     RUN(check_mixed_outstanding);
     return conf_finish();
