@@ -6,6 +6,8 @@
  * first, so no check depends on eager buffering. */
 #include "conf.h"
 
+#include <time.h>
+
 #define N_SMALL 16
 #define N_LARGE (1 << 18) /* 1 MiB of int: beyond any eager limit */
 #define N_ORDER 64
@@ -355,6 +357,65 @@ static void check_mprobe_mrecv(void)
     MPI_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
 }
 
+/* Issend completes only once the receive has matched: the right
+ * neighbour posts its receive only after a "go" message this rank sends
+ * after testing its Issend a few times. */
+static void check_issend_waits_for_match(void)
+{
+    enum { TESTS = 20, TAG_GO = 13 };
+    const struct timespec nap = {0, 1000 * 1000}; /* 1 ms */
+    int out = conf_val(conf_rank, 0), in = -1, flag = 0;
+    MPI_Request s, go, r;
+    MPI_OK(MPI_Issend(&out, 1, MPI_INT, conf_right(), TAG_A, MPI_COMM_WORLD, &s));
+    for (int i = 0; i < TESTS; i++) {
+        MPI_OK(MPI_Test(&s, &flag, MPI_STATUS_IGNORE));
+        CHECK(!flag, "MPI_Issend completed before the receiver posted its receive (test %d)", i);
+        nanosleep(&nap, NULL);
+    }
+    MPI_OK(MPI_Isend(NULL, 0, MPI_INT, conf_right(), TAG_GO, MPI_COMM_WORLD, &go));
+    MPI_OK(MPI_Recv(NULL, 0, MPI_INT, conf_left(), TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Irecv(&in, 1, MPI_INT, conf_left(), TAG_A, MPI_COMM_WORLD, &r));
+    MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Wait(&go, MPI_STATUS_IGNORE));
+    CHECK_INT(in, conf_val(conf_left(), 0));
+}
+
+/* The large-message path: probe, matched probe, wildcard source and
+ * truncation of a 1 MiB message. */
+static void check_large_probe_truncate(void)
+{
+    int *out = malloc(sizeof(int) * N_LARGE), *in = malloc(sizeof(int) * N_LARGE), c = -1, cls = -1;
+    MPI_Request rq;
+    MPI_Status st;
+    MPI_Message msg;
+    fill(out, N_LARGE, conf_rank);
+    MPI_OK(MPI_Isend(out, N_LARGE, MPI_INT, conf_right(), TAG_A, MPI_COMM_WORLD, &rq));
+    MPI_OK(MPI_Probe(MPI_ANY_SOURCE, TAG_A, MPI_COMM_WORLD, &st));
+    expect_status(&st, conf_left(), TAG_A, N_LARGE, MPI_INT);
+    MPI_OK(MPI_Get_count(&st, MPI_BYTE, &c));
+    CHECK_INT(c, N_LARGE * (int)sizeof(int));
+    MPI_OK(MPI_Mprobe(conf_left(), TAG_A, MPI_COMM_WORLD, &msg, &st));
+    expect_status(&st, conf_left(), TAG_A, N_LARGE, MPI_INT);
+    MPI_OK(MPI_Mrecv(in, N_LARGE, MPI_INT, &msg, &st));
+    expect(in, N_LARGE, conf_left(), "large mrecv");
+    MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    /* Half the buffer: MPI_ERR_TRUNCATE, and the send still completes. */
+    MPI_OK(MPI_Isend(out, N_LARGE, MPI_INT, conf_right(), TAG_B, MPI_COMM_WORLD, &rq));
+    int rc = MPI_Recv(in, N_LARGE / 2, MPI_INT, conf_left(), TAG_B, MPI_COMM_WORLD, &st);
+    MPI_OK(MPI_Error_class(rc, &cls));
+    CHECK(cls == MPI_ERR_TRUNCATE, "1 MiB into 512 KiB: class %d (%s), want MPI_ERR_TRUNCATE", cls,
+          conf_errstr(rc));
+    MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    /* The channel still works after the truncation. */
+    MPI_OK(MPI_Isend(out, N_LARGE, MPI_INT, conf_right(), TAG_A, MPI_COMM_WORLD, &rq));
+    MPI_OK(MPI_Recv(in, N_LARGE, MPI_INT, conf_left(), TAG_A, MPI_COMM_WORLD, &st));
+    expect(in, N_LARGE, conf_left(), "large receive after a truncation");
+    MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    free(out);
+    free(in);
+}
+
 /* Get_count is MPI_UNDEFINED for a partial element of a derived type;
  * Get_elements counts the basic elements. */
 static void check_get_count_elements(void)
@@ -402,6 +463,8 @@ int main(int argc, char **argv)
     RUN(check_order_and_tags);
     RUN(check_probe);
     RUN(check_mprobe_mrecv);
+    RUN(check_issend_waits_for_match);
+    RUN(check_large_probe_truncate);
     RUN(check_get_count_elements);
     return conf_finish();
 }
