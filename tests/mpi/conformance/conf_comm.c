@@ -255,8 +255,8 @@ static void check_predefined_attrs(void)
     CHECK(*v >= 32767, "MPI_TAG_UB = %d, below the standard's 32767", *v);
     flag = 0;
     MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &v, &flag));
-    if (flag)
-        CHECK(*v == 0 || *v == 1, "MPI_WTIME_IS_GLOBAL = %d", *v);
+    CHECK(flag, "MPI_WTIME_IS_GLOBAL not set");
+    CHECK(*v == 0 || *v == 1, "MPI_WTIME_IS_GLOBAL = %d", *v);
     flag = 0;
     MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_HOST, &v, &flag));
     CHECK(flag, "MPI_HOST not set");
