@@ -1,11 +1,16 @@
 /* The init/finalize family: Initialized/Finalized around Init_thread (or
  * Init with argument "init"), Query_thread, Is_thread_main, Get_version,
- * Get_library_version, Get_processor_name, Wtime, Wtick; with argument
+ * Get_library_version, Get_processor_name, Wtime, Wtick, threads exchanging
+ * at once under MPI_THREAD_MULTIPLE (when provided); with argument
  * "abort", MPI_Abort(3) must end the job with a non-zero status (the ctest
  * wrapper checks the status). */
 #include "conf.h"
 
+#include <pthread.h>
 #include <time.h>
+
+#define N_THREADS 2
+#define N_THREAD_ROUNDS 200
 
 static int provided_level = -1;
 
@@ -20,6 +25,8 @@ static void check_query_thread(void)
     CHECK(MPI_THREAD_SINGLE < MPI_THREAD_FUNNELED && MPI_THREAD_FUNNELED < MPI_THREAD_SERIALIZED &&
               MPI_THREAD_SERIALIZED < MPI_THREAD_MULTIPLE,
           "thread levels out of order");
+    if (conf_rank == 0)
+        printf("conf_init: thread level provided %d (MPI_THREAD_MULTIPLE is %d)\n", q, MPI_THREAD_MULTIPLE);
     MPI_OK(MPI_Is_thread_main(&main_thread));
     CHECK(main_thread, "MPI_Is_thread_main is false on the thread that initialized MPI");
 }
@@ -85,6 +92,51 @@ static void check_world(void)
     CHECK(conf_size >= 1 && conf_rank >= 0 && conf_rank < conf_size, "rank %d size %d", conf_rank, conf_size);
 }
 
+/* Under MPI_THREAD_MULTIPLE: threads exchange around the ring at once, one
+ * on a communicator of its own, one on MPI_COMM_WORLD with its own tag. */
+struct thread_arg {
+    MPI_Comm comm;
+    int tag;
+    int failed_round; /* -1: none */
+};
+
+static void *thread_ring(void *p)
+{
+    struct thread_arg *a = p;
+    int right = (conf_rank + 1) % conf_size, left = (conf_rank + conf_size - 1) % conf_size;
+    for (int k = 0; k < N_THREAD_ROUNDS; k++) {
+        int out = conf_rank * 100000 + a->tag * 1000 + k, in = -1;
+        if (MPI_Sendrecv(&out, 1, MPI_INT, right, a->tag, &in, 1, MPI_INT, left, a->tag, a->comm,
+                         MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+            in != left * 100000 + a->tag * 1000 + k) {
+            a->failed_round = k;
+            break;
+        }
+    }
+    return NULL;
+}
+
+static void check_thread_multiple(void)
+{
+    pthread_t th[N_THREADS];
+    struct thread_arg args[N_THREADS];
+    if (provided_level != MPI_THREAD_MULTIPLE)
+        return; /* MPI_Init, or a library that does not offer it */
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &args[0].comm));
+    args[1].comm = MPI_COMM_WORLD;
+    for (int t = 0; t < N_THREADS; t++) {
+        args[t].tag = t + 1;
+        args[t].failed_round = -1;
+        CHECK(pthread_create(&th[t], NULL, thread_ring, &args[t]) == 0, "pthread_create");
+    }
+    for (int t = 0; t < N_THREADS; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < N_THREADS; t++)
+        CHECK(args[t].failed_round < 0, "thread %d: exchange %d failed or got the wrong value", t,
+              args[t].failed_round);
+    MPI_OK(MPI_Comm_free(&args[0].comm));
+}
+
 int main(int argc, char **argv)
 {
     int flag = 1;
@@ -126,6 +178,7 @@ int main(int argc, char **argv)
     RUN(check_processor_name);
     RUN(check_wtime);
     RUN(check_world);
+    RUN(check_thread_multiple);
     conf_check = "MPI_Finalize";
     MPI_OK(MPI_Finalize());
     conf_check = "check_after_finalize";
