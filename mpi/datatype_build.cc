@@ -15,8 +15,6 @@
 namespace rdmx::mpi::dt {
 namespace {
 
-constexpr size_t kMaxBlocks = size_t{1} << 26;   // see datatype.cc
-
 struct Bounds {
     bool any = false, sticky_lb = false, sticky_ub = false, data = false;
     MPI_Aint lb = 0, ub = 0, slb = 0, sub = 0, tlb = 0, tub = 0;

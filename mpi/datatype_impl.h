@@ -19,6 +19,11 @@
 
 namespace rdmx::mpi::dt {
 
+// A flattened type beyond this many blocks (16 bytes each), signature runs
+// or constructor pieces is refused (MPI_ERR_NO_MEM) rather than eating the
+// node's memory.
+inline constexpr size_t kMaxBlocks = size_t{1} << 26;
+
 // One contiguous run of data bytes, at `off` from the element's origin.
 struct Block {
     MPI_Aint off = 0;
