@@ -126,7 +126,7 @@ int make_strided(const char *call, std::unique_ptr<dt::Type> t, int count, int b
     std::vector<dt::Piece> pieces;
     pieces.reserve(static_cast<size_t>(count));
     for (int i = 0; i < count; i++)
-        pieces.push_back({static_cast<MPI_Aint>(i) * stride_bytes, o, blocklength});
+        pieces.push_back({static_cast<MPI_Aint>(i) * stride_bytes, o, blocklength, true});
     return finish(call, std::move(t), pieces, false, newtype);
 }
 
@@ -142,7 +142,7 @@ int make_indexed(const char *call, std::unique_ptr<dt::Type> t, int count, const
     std::vector<dt::Piece> pieces;
     pieces.reserve(static_cast<size_t>(count));
     for (int i = 0; i < count; i++)
-        pieces.push_back({static_cast<MPI_Aint>(disps[i]) * unit, o, bls ? bls[i] : bl});
+        pieces.push_back({static_cast<MPI_Aint>(disps[i]) * unit, o, bls ? bls[i] : bl, bls == nullptr});
     return finish(call, std::move(t), pieces, false, newtype);
 }
 

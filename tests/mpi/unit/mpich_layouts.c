@@ -23,6 +23,42 @@ static void show(const char *n, MPI_Datatype t, int count)
     printf(" (%d bytes)\n", pos);
     int ni, na, nd, c; MPI_Type_get_envelope(t, &ni, &na, &nd, &c); printf("  env %d %d %d %d\n", ni, na, nd, c);
 }
+/* Corners where MPICH's rules are its own: zero-length blocks (they bound a
+ * vector or block-indexed type, not an indexed one or a struct), types
+ * without data inside a struct, negative extents, pair types in structs. */
+static void edge_cases(void)
+{
+    MPI_Datatype a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q;
+    int bl2[2] = {1, 1};
+    MPI_Type_create_resized(MPI_INT, 0, 6, &a); show("resized int ext 6", a, 2);
+    MPI_Aint d2[2] = {0, 6}; MPI_Datatype t2[2] = {a, MPI_CHAR};
+    MPI_Type_create_struct(2, bl2, d2, t2, &b); show("struct{resized6, char@6}", b, 1);
+    MPI_Type_contiguous(0, MPI_INT, &c);
+    MPI_Datatype t3[2] = {c, MPI_DOUBLE}; MPI_Aint d3[2] = {100, 0};
+    MPI_Type_create_struct(2, bl2, d3, t3, &d); show("struct{contig0@100, double@0}", d, 1);
+    MPI_Aint d4[2] = {0, 1}; MPI_Datatype t4[2] = {MPI_CHAR, MPI_INT};
+    MPI_Type_create_struct(2, bl2, d4, t4, &e); show("struct{char@0, int@1}", e, 1);
+    int bl5[2] = {0, 2}; MPI_Aint d5[2] = {-50, 8}; MPI_Datatype t5[2] = {MPI_DOUBLE, MPI_SHORT};
+    MPI_Type_create_struct(2, bl5, d5, t5, &f); show("struct{0 double@-50, 2 short@8}", f, 1);
+    MPI_Type_vector(3, 0, 2, MPI_INT, &g); show("vector bl 0", g, 1);
+    MPI_Type_create_hvector(2, 1, -20, MPI_DOUBLE_INT, &h); show("hvector neg stride DOUBLE_INT", h, 1);
+    MPI_Type_create_resized(MPI_INT, 8, -4, &i); show("resized neg extent", i, 1);
+    MPI_Type_contiguous(3, i, &j); show("contig of neg extent", j, 1);
+    MPI_Aint d6[2] = {0, 8}; MPI_Datatype t6[2] = {MPI_2INT, MPI_SHORT};
+    MPI_Type_create_struct(2, bl2, d6, t6, &k); show("struct{2int, short@8}", k, 1);
+    MPI_Aint d7[2] = {0, 32}; MPI_Datatype t7[2] = {MPI_LONG_DOUBLE_INT, MPI_CHAR};
+    MPI_Type_create_struct(2, bl2, d7, t7, &l); show("struct{ld_int, char@32}", l, 1);
+    int zbl[3] = {0, 1, 0}, zdisp[3] = {100, 2, -100};
+    MPI_Type_indexed(3, zbl, zdisp, MPI_INT, &m); show("indexed zero blocks", m, 2);
+    MPI_Aint hd[2] = {16, 4};
+    MPI_Type_create_hindexed_block(2, 0, hd, MPI_INT, &n); show("hindexed_block bl 0", n, 1);
+    MPI_Datatype t8[2] = {m, MPI_CHAR}; MPI_Aint d8[2] = {0, 4};
+    MPI_Type_create_struct(2, bl2, d8, t8, &o); show("struct{indexed, char@4}", o, 1);
+    MPI_Type_create_indexed_block(3, 0, zdisp, MPI_DOUBLE, &p); show("indexed_block bl 0", p, 1);
+    MPI_Datatype t9[2] = {p, MPI_INT}; MPI_Aint d9[2] = {8, 0};
+    MPI_Type_create_struct(2, bl2, d9, t9, &q); show("struct{indexed_block bl 0, int}", q, 1);
+}
+
 int main(int argc, char **argv)
 {
 #ifndef RDMX_MPI
@@ -51,6 +87,7 @@ int main(int argc, char **argv)
     MPI_Type_create_struct(4, lbl, ld, lt, &lbub); show("struct LB/UB", lbub, 2);
     int s2bl[2] = {1, 1}; MPI_Aint s2d[2] = {0, 4}; MPI_Datatype s2t[2] = {MPI_CHAR, MPI_DOUBLE_INT};
     MPI_Type_create_struct(2, s2bl, s2d, s2t, &s2); show("struct char,DOUBLE_INT", s2, 2);
+    edge_cases();
 #ifndef RDMX_MPI
     MPI_Finalize();
 #endif
