@@ -50,7 +50,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK_EQ(size, 2);
-    CHECK_EQ(rdmx_init(NULL, &ctx), RDMX_OK);
+    /* The thread level MPI_Init gives MPI_COMM_WORLD's context (unless
+     * RDMX_THREADS says otherwise, which then applies to both). */
+    rdmx_config_t cfg;
+    rdmx_config_init(&cfg);
+    cfg.threads = getenv("RDMX_THREADS") ? RDMX_THREADS_DEFAULT : RDMX_THREADS_SINGLE;
+    CHECK_EQ(rdmx_init(&cfg, &ctx), RDMX_OK);
     char *buf = calloc(1, 1 << 20);
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); ++s) {
         int len = sizes[s], n = len > 65536 ? iters / 100 + 10 : iters;
