@@ -188,6 +188,10 @@ int main(int argc, char **argv)
     flag = 0;
     MPI_OK(MPI_Initialized(&flag));
     CHECK(flag, "MPI_Initialized false after MPI_Finalize (it stays true)");
+    if (conf_failures) {
+        printf("FAILED conf_init np=%d: %d checks on rank %d\n", conf_size, conf_failures, conf_rank);
+        return 1;
+    }
     if (conf_rank == 0)
         printf("ok conf_init np=%d check_after_finalize\nPASS conf_init np=%d\n", conf_size, conf_size);
     return 0;
