@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "comm.h"
-#include "comm_attr.h"
 #include "errors.h"
 #include "group.h"
 

@@ -7,13 +7,12 @@
 // One process-wide recursive lock guards keyvals and every communicator's
 // table; callbacks run under it, so a callback may itself set or get
 // attributes (MPI allows that) from the same thread.
-#include "comm_attr.h"
-
 #include <climits>
 #include <mutex>
 #include <utility>
 #include <vector>
 
+#include "comm.h"
 #include "errors.h"
 
 namespace rdmx::mpi {
@@ -42,7 +41,7 @@ struct AttrState {
     std::recursive_mutex mu;
     std::vector<Keyval> keyvals;
 };
-AttrState &state() {
+AttrState &attr_state() {
     static AttrState s;
     return s;
 }
@@ -81,7 +80,7 @@ bool predefined(int keyval, int **value) {
 Keyval *keyval_of(int handle) {
     const auto u = static_cast<unsigned>(handle);
     if ((u & ~kIndexMask) != kKeyvalKind) return nullptr;
-    auto &kv = state().keyvals;
+    auto &kv = attr_state().keyvals;
     const size_t i = u & kIndexMask;
     if (i >= kv.size() || kv[i].refs == 0) return nullptr;
     return &kv[i];
@@ -108,7 +107,7 @@ int run_delete(MPI_Comm handle, int keyval, Keyval *k, void *value) {
 int create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del, int *keyval, void *extra,
                   const char *call) {
     if (keyval == nullptr) return err_raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "keyval pointer is NULL");
-    AttrState &s = state();
+    AttrState &s = attr_state();
     std::lock_guard lk(s.mu);
     try {
         size_t i = 0;
@@ -124,7 +123,7 @@ int create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_functi
 }
 
 int free_keyval(int *keyval, const char *call) {
-    AttrState &s = state();
+    AttrState &s = attr_state();
     std::lock_guard lk(s.mu);
     Keyval *k = keyval ? keyval_of(*keyval) : nullptr;
     if (k == nullptr || k->user_freed) return bad_keyval(MPI_COMM_NULL, call, keyval ? *keyval : MPI_KEYVAL_INVALID);
@@ -136,7 +135,7 @@ int free_keyval(int *keyval, const char *call) {
 }
 
 int set_attr(MPI_Comm comm, int keyval, void *value, const char *call) {
-    AttrState &s = state();
+    AttrState &s = attr_state();
     std::lock_guard lk(s.mu);
     Comm *c = comm_get(comm);
     if (c == nullptr) return bad_comm(call, comm);
@@ -162,7 +161,7 @@ int set_attr(MPI_Comm comm, int keyval, void *value, const char *call) {
 }
 
 int get_attr(MPI_Comm comm, int keyval, void *value, int *flag, const char *call) {
-    AttrState &s = state();
+    AttrState &s = attr_state();
     std::lock_guard lk(s.mu);
     Comm *c = comm_get(comm);
     if (c == nullptr) return bad_comm(call, comm);
@@ -186,7 +185,7 @@ int get_attr(MPI_Comm comm, int keyval, void *value, int *flag, const char *call
 }
 
 int delete_attr(MPI_Comm comm, int keyval, const char *call) {
-    AttrState &s = state();
+    AttrState &s = attr_state();
     std::lock_guard lk(s.mu);
     Comm *c = comm_get(comm);
     if (c == nullptr) return bad_comm(call, comm);
@@ -210,7 +209,7 @@ int delete_attr(MPI_Comm comm, int keyval, const char *call) {
 }  // namespace
 
 int comm_attrs_copy(MPI_Comm old, Comm *from, MPI_Comm nu, Comm *to) {
-    AttrState &s = state();
+    AttrState &s = attr_state();
     std::lock_guard lk(s.mu);
     if (from->attrs == nullptr) return MPI_SUCCESS;
     const auto items = from->attrs->items;   // a callback may change from's table
@@ -235,7 +234,7 @@ int comm_attrs_copy(MPI_Comm old, Comm *from, MPI_Comm nu, Comm *to) {
 }
 
 int comm_attrs_clear(MPI_Comm handle, Comm *c) {
-    AttrState &s = state();
+    AttrState &s = attr_state();
     std::lock_guard lk(s.mu);
     if (c == nullptr || c->attrs == nullptr) return MPI_SUCCESS;
     auto &items = c->attrs->items;
