@@ -70,10 +70,7 @@ int get_elements(const char *call, const MPI_Status *status, MPI_Datatype dt, MP
     if (status == nullptr || status == MPI_STATUS_IGNORE)
         return err_raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "status is NULL or MPI_STATUS_IGNORE");
     if (!size_of(dt, &size)) return bad_type(call, dt);
-    const size_t basic = basic_size_of(dt);
-    // A type mixing basic types: whole elements only (a partial one cannot
-    // be counted without walking the type's signature).
-    *count = basic != 0 ? whole(status, basic) : whole(status, size);
+    *count = type_elements(dt, static_cast<size_t>(status_bytes(status)));
     return MPI_SUCCESS;
 }
 
