@@ -7,13 +7,13 @@
 // One process-wide recursive lock guards keyvals and every communicator's
 // table; callbacks run under it, so a callback may itself set or get
 // attributes (MPI allows that) from the same thread.
-#include <climits>
 #include <mutex>
 #include <utility>
 #include <vector>
 
 #include "comm.h"
 #include "errors.h"
+#include "request.h"
 
 namespace rdmx::mpi {
 
@@ -25,9 +25,6 @@ namespace {
 
 constexpr unsigned kKeyvalKind = 0xa4000000u;   // MPICH's kind bits of a run-time comm keyval
 constexpr unsigned kIndexMask = 0x03ffffffu;
-// Largest tag MPI_TAG_UB reports: rdmx's user tags are 0..INT32_MAX. A
-// local constant until the point-to-point module exports its tag_ub().
-constexpr int kTagUb = INT_MAX;
 
 struct Keyval {
     MPI_Comm_copy_attr_function *copy = nullptr;
@@ -48,7 +45,7 @@ AttrState &attr_state() {
 
 // The predefined attributes' values: MPI returns a pointer to an int.
 struct Predefined {
-    int tag_ub = kTagUb;
+    int tag_upper = tag_ub();   // the point-to-point module's largest tag
     int host = MPI_PROC_NULL;       // no process is the "host"
     int io = MPI_ANY_SOURCE;        // every rank may do I/O
     int wtime_is_global = 0;
@@ -60,7 +57,7 @@ Predefined g_pre;
 
 bool predefined(int keyval, int **value) {
     switch (keyval) {
-    case MPI_TAG_UB: *value = &g_pre.tag_ub; return true;
+    case MPI_TAG_UB: *value = &g_pre.tag_upper; return true;
     case MPI_HOST: *value = &g_pre.host; return true;
     case MPI_IO: *value = &g_pre.io; return true;
     case MPI_WTIME_IS_GLOBAL: *value = &g_pre.wtime_is_global; return true;
