@@ -260,13 +260,7 @@ int comm_attrs_clear(MPI_Comm handle, Comm *c) {
 
 using namespace rdmx::mpi;
 
-// MPI_COMM_DUP_FN / MPI_DUP_FN: copy the value itself.
-extern "C" __attribute__((visibility("default"))) int MPIR_Dup_fn(MPI_Comm, int, void *, void *in, void *out,
-                                                                   int *flag) {
-    *static_cast<void **>(out) = in;
-    *flag = 1;
-    return MPI_SUCCESS;
-}
+// MPI_COMM_DUP_FN (MPIR_Dup_fn) is in globals.cc with the ABI's other objects.
 
 RDMXMPI_WEAK(Comm_create_keyval)
 RDMXMPI_API int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
