@@ -47,12 +47,12 @@ static void test_predefined_attrs(void)
     OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &v, &flag));
     CHECK(flag);
     CHECK_EQ(*v, 0);
+    /* MPI_UNIVERSE_SIZE (the job's size here) and MPI_APPNUM (0 here) are
+     * optional: MPICH's launcher sets neither (flag 0); both are MPI. */
     OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &v, &flag));
-    CHECK(flag);
-    CHECK_EQ(*v, g_size);
+    if (flag) CHECK(*v >= g_size);
     OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &v, &flag));
-    CHECK(flag);
-    CHECK_EQ(*v, 0);
+    if (flag) CHECK_EQ(*v, 0);
     OK(MPI_Attr_get(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &v, &flag));
     CHECK(flag);
     /* Predefined keys cannot be set or deleted. */
@@ -173,8 +173,10 @@ static void test_split(void)
         OK(MPI_Comm_free(&s));
     }
 
-    /* A negative colour is an error. */
+#ifdef RDMX_MPI
+    /* A negative colour is an error here (MPICH does not check it). */
     CHECK_EQ(err_class(MPI_Comm_split(MPI_COMM_WORLD, -5, 0, &s)), MPI_ERR_ARG);
+#endif
 }
 
 static void test_dup_compare_names(void)
@@ -357,8 +359,10 @@ static void test_groups(void)
     int bad[1] = {p};
     MPI_Group x;
     CHECK_EQ(err_class(MPI_Group_incl(w, 1, bad, &x)), MPI_ERR_RANK);
-    int dup2[2] = {0, 0};
+#ifdef RDMX_MPI
+    int dup2[2] = {0, 0};   /* a repeated rank (MPICH does not check it) */
     CHECK_EQ(err_class(MPI_Group_incl(w, 2, dup2, &x)), MPI_ERR_RANK);
+#endif
     int zero_stride[1][3] = {{0, 0, 0}};
     CHECK_EQ(err_class(MPI_Group_range_incl(w, 1, zero_stride, &x)), MPI_ERR_ARG);
     CHECK_EQ(err_class(MPI_Group_size(MPI_GROUP_NULL, &size)), MPI_ERR_GROUP);
