@@ -52,10 +52,13 @@ int wrap(MPI_Comm parent_h, const Comm &parent, rdmx_context_h nctx, MPI_Comm *o
         rdmx_comm_free(&nctx);
         return err_raise(parent_h, MPI_ERR_NO_MEM, call, "out of memory");
     }
-    *out = comm_register(c.release());
-    if (*out == MPI_COMM_NULL) {
+    Comm *raw = c.get();
+    *out = comm_register(raw);
+    if (*out == MPI_COMM_NULL) {   // the table is full: the Comm and its context are still ours
+        rdmx_comm_free(&raw->ctx);
         return err_raise(parent_h, MPI_ERR_INTERN, call, "no communicator handle left");
     }
+    c.release();   // the table owns it now
     return MPI_SUCCESS;
 }
 

@@ -311,7 +311,7 @@ static void test_groups(void)
 
     /* union(b, a): b's members, then a's others in a's order. */
     OK(MPI_Group_union(b, a, &u));
-    int uexp[64], n = 0;
+    int uexp[64] = {0}, n = 0;
     for (int i = 0; i < half; ++i) uexp[n++] = i;
     for (int i = 0; i < p; ++i)
         if (rev[i] >= half) uexp[n++] = rev[i];
