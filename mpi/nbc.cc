@@ -57,7 +57,8 @@ RDMXMPI_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
     const int rc = coll_begin(comm, "MPI_Ibarrier", &k);
     if (rc != MPI_SUCCESS) return rc;
     rdmx_request_h r = nullptr;
-    return start(k, rdmx_ibarrier(k.c->ctx, &r), r, request, "rdmx_ibarrier", nullptr);
+    const rdmx_status_t st = rdmx_ibarrier(k.c->ctx, &r);   // before r is read: argument order is unspecified
+    return start(k, st, r, request, "rdmx_ibarrier", nullptr);
 }
 
 RDMXMPI_WEAK(Ibcast)
