@@ -147,7 +147,8 @@ void fill_pair(Type &t, const PairInfo &p)
 
 struct Predefined {
     std::array<Type, kByteMask + 1> builtin;   // by the handle's low byte
-    std::array<bool, kByteMask + 1> valid{};
+    // The low bytes of MPICH's builtin handles are distinct: one slot each.
+    std::array<const Builtin *, kByteMask + 1> by_low{};
     std::array<Type, kNumPairTypes> pairs;
 
     Predefined()
@@ -155,7 +156,7 @@ struct Predefined {
         for (const Builtin &b : kBuiltins) {
             uint32_t i = bits(b.handle) & kByteMask;
             fill_builtin(builtin[i], b);
-            valid[i] = true;
+            by_low[i] = &b;
         }
         for (uint32_t i = 0; i < kNumPairTypes; i++)
             fill_pair(pairs[i], kPairs[i]);
@@ -164,18 +165,21 @@ struct Predefined {
     Predefined &operator=(const Predefined &) = delete;
 };
 
+// Never destroyed: code running at exit (an atexit MPI_Finalize, a
+// destructor elsewhere) may still ask about a type.
 const Predefined &predefined()
 {
-    static const Predefined p;
-    return p;
+    static const Predefined *p = new Predefined;
+    return *p;
 }
 
 const Builtin *find_builtin(MPI_Datatype dt)
 {
-    for (const Builtin &b : kBuiltins)
-        if (b.handle == dt)
-            return &b;
-    return nullptr;
+    uint32_t h = bits(dt);
+    if ((h & kKindMask) != kBuiltinKind)
+        return nullptr;
+    const Builtin *b = predefined().by_low[h & kByteMask];
+    return b != nullptr && b->handle == dt ? b : nullptr;
 }
 
 struct Table {
@@ -187,8 +191,8 @@ struct Table {
 
 Table &table()
 {
-    static Table t;
-    return t;
+    static Table *t = new Table;   // never destroyed, as predefined()
+    return *t;
 }
 
 std::atomic<Type *> *slot(uint32_t idx)
@@ -220,12 +224,10 @@ const Type *lookup(MPI_Datatype dt)
 {
     uint32_t h = bits(dt);
     if ((h & kKindMask) == kBuiltinKind) {
-        const Predefined &p = predefined();
-        uint32_t i = h & kByteMask;
         // The low byte indexes the table; the size bits must match too.
-        if (!p.valid[i] || find_builtin(dt) == nullptr)
+        if (find_builtin(dt) == nullptr)
             return nullptr;
-        return &p.builtin[i];
+        return &predefined().builtin[h & kByteMask];
     }
     if ((h & kKindMask) != kDerivedKind)
         return nullptr;

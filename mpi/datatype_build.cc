@@ -4,8 +4,10 @@
 // Bounds follow MPICH, so a program sees the extents it sees there: a piece
 // of n copies of `old` at displacement d spans [d + old.lb, d + old.ub +
 // (n-1)*extent) (the old type's whole extent, not just its data), MPI_LB and
-// MPI_UB markers are sticky (they win over every other bound), and only a
-// struct pads its extent to the alignment of its largest member.
+// MPI_UB markers are sticky (they win over every other bound), only a
+// struct pads its extent to the alignment of its largest member, and
+// zero-length blocks count where MPICH counts them (vector and
+// block-indexed constructors, not indexed or struct).
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -15,35 +17,46 @@
 namespace rdmx::mpi::dt {
 namespace {
 
-constexpr size_t kMaxBlocks = size_t{1} << 26;   // see datatype.cc
-
 struct Bounds {
-    bool any = false, sticky_lb = false, sticky_ub = false, data = false;
+    bool any = false, sticky_lb = false, sticky_ub = false;
     MPI_Aint lb = 0, ub = 0, slb = 0, sub = 0, tlb = 0, tub = 0;
 
-    void add(MPI_Aint disp, const Type &o, int64_t count)
+    // One piece of old type o: its bounds [lo, hi) and true bounds [tlo, thi).
+    void add(const Type &o, MPI_Aint lo, MPI_Aint hi, MPI_Aint tlo, MPI_Aint thi)
     {
-        MPI_Aint span = static_cast<MPI_Aint>(count - 1) * o.extent();
-        MPI_Aint lo = std::min<MPI_Aint>(0, span), hi = std::max<MPI_Aint>(0, span);
-        bool marker_only = o.predefined && (o.sticky_lb || o.sticky_ub);   // MPI_LB, MPI_UB
         if (o.sticky_lb) {
-            slb = sticky_lb ? std::min(slb, disp + o.lb + lo) : disp + o.lb + lo;
+            slb = sticky_lb ? std::min(slb, lo) : lo;
             sticky_lb = true;
         }
         if (o.sticky_ub) {
-            sub = sticky_ub ? std::max(sub, disp + o.ub + hi) : disp + o.ub + hi;
+            sub = sticky_ub ? std::max(sub, hi) : hi;
             sticky_ub = true;
         }
-        if (!marker_only) {
-            lb = any ? std::min(lb, disp + o.lb + lo) : disp + o.lb + lo;
-            ub = any ? std::max(ub, disp + o.ub + hi) : disp + o.ub + hi;
-            any = true;
+        if (o.predefined && (o.sticky_lb || o.sticky_ub))
+            return;   // MPI_LB, MPI_UB: markers, nothing else
+        lb = any ? std::min(lb, lo) : lo;
+        ub = any ? std::max(ub, hi) : hi;
+        // Like MPICH, a type without data still has true bounds (where it
+        // sits) and they count.
+        tlb = any ? std::min(tlb, tlo) : tlo;
+        tub = any ? std::max(tub, thi) : thi;
+        any = true;
+    }
+
+    void add(const Piece &p)
+    {
+        const Type &o = *p.old;
+        MPI_Aint ext = o.extent();
+        if (p.count == 0) {
+            // A zero-length block of a vector or block-indexed type: MPICH
+            // still bounds the type by the point where it would start.
+            MPI_Aint at = p.disp + (ext >= 0 ? o.lb : o.ub);
+            add(o, at, at, at + (o.true_lb - o.lb), at - (o.ub - o.true_ub));
+            return;
         }
-        if (o.has_data) {
-            tlb = data ? std::min(tlb, disp + o.true_lb + lo) : disp + o.true_lb + lo;
-            tub = data ? std::max(tub, disp + o.true_ub + hi) : disp + o.true_ub + hi;
-            data = true;
-        }
+        MPI_Aint span = static_cast<MPI_Aint>(p.count - 1) * ext;
+        MPI_Aint lo = std::min<MPI_Aint>(0, span), hi = std::max<MPI_Aint>(0, span);
+        add(o, p.disp + o.lb + lo, p.disp + o.ub + hi, p.disp + o.true_lb + lo, p.disp + o.true_ub + hi);
     }
 };
 
@@ -109,9 +122,9 @@ void build(Type *t, const std::vector<Piece> &pieces, bool pad_struct)
     t->size = 0;
     t->align = 1;
     for (const Piece &p : pieces) {
-        if (p.count == 0)
+        if (p.count == 0 && !p.keep_empty)
             continue;
-        b.add(p.disp, *p.old, p.count);
+        b.add(p);
         t->size += p.old->size * static_cast<size_t>(p.count);
         t->align = std::max(t->align, p.old->align);
         flatten(t, p);
@@ -125,9 +138,9 @@ void build(Type *t, const std::vector<Piece> &pieces, bool pad_struct)
         if (rem > 0)
             t->ub += t->align - rem;
     }
-    t->has_data = b.data && t->size > 0;
-    t->true_lb = t->has_data ? b.tlb : 0;
-    t->true_ub = t->has_data ? b.tub : 0;
+    t->has_data = b.any;
+    t->true_lb = b.any ? b.tlb : 0;
+    t->true_ub = b.any ? b.tub : 0;
 }
 
 }  // namespace rdmx::mpi::dt

@@ -100,9 +100,17 @@ int guarded(const char *call, F &&body)
         return body();
     } catch (const std::bad_alloc &) {
         return err_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+    } catch (const std::length_error &e) {
+        return err_raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "%s", e.what());
     } catch (const std::exception &e) {
         return err_raise(MPI_COMM_WORLD, MPI_ERR_INTERN, call, "%s", e.what());
     }
+}
+
+void check_pieces(size_t n)
+{
+    if (n > dt::kMaxBlocks)
+        throw std::length_error("datatype has too many non-contiguous blocks");
 }
 
 // Vector-like: count blocks of blocklength old elements, block i at i*stride
@@ -111,10 +119,14 @@ int make_strided(const char *call, std::unique_ptr<dt::Type> t, int count, int b
                  MPI_Aint stride_bytes, MPI_Datatype old, MPI_Datatype *newtype)
 {
     const dt::Type *o = dt::lookup(old);
+    // Blocks that abut are one contiguous run: no piece per block.
+    if (blocklength > 0 && stride_bytes == blocklength * o->extent())
+        return finish(call, std::move(t), {{0, o, int64_t{count} * blocklength}}, false, newtype);
+    check_pieces(count);
     std::vector<dt::Piece> pieces;
     pieces.reserve(static_cast<size_t>(count));
     for (int i = 0; i < count; i++)
-        pieces.push_back({static_cast<MPI_Aint>(i) * stride_bytes, o, blocklength});
+        pieces.push_back({static_cast<MPI_Aint>(i) * stride_bytes, o, blocklength, true});
     return finish(call, std::move(t), pieces, false, newtype);
 }
 
@@ -130,7 +142,7 @@ int make_indexed(const char *call, std::unique_ptr<dt::Type> t, int count, const
     std::vector<dt::Piece> pieces;
     pieces.reserve(static_cast<size_t>(count));
     for (int i = 0; i < count; i++)
-        pieces.push_back({static_cast<MPI_Aint>(disps[i]) * unit, o, bls ? bls[i] : bl});
+        pieces.push_back({static_cast<MPI_Aint>(disps[i]) * unit, o, bls ? bls[i] : bl, bls == nullptr});
     return finish(call, std::move(t), pieces, false, newtype);
 }
 
@@ -418,6 +430,7 @@ std::vector<dt::Piece> subarray_rows(const std::vector<int> &sizes, const std::v
         MPI_Aint elem = starts[n - 1];
         for (size_t i = 0; i + 1 < n; i++)
             elem += static_cast<MPI_Aint>(starts[i] + idx[i]) * stride[i];
+        check_pieces(rows.size() + 1);
         rows.push_back({elem * o->extent(), o, subsizes[n - 1]});
         size_t d = n - 1;   // advance the odometer over dimensions 0..n-2
         while (d > 0 && ++idx[d - 1] == subsizes[d - 1])

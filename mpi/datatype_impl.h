@@ -19,6 +19,11 @@
 
 namespace rdmx::mpi::dt {
 
+// A flattened type beyond this many blocks (16 bytes each), signature runs
+// or constructor pieces is refused (MPI_ERR_NO_MEM) rather than eating the
+// node's memory.
+inline constexpr size_t kMaxBlocks = size_t{1} << 26;
+
 // One contiguous run of data bytes, at `off` from the element's origin.
 struct Block {
     MPI_Aint off = 0;
@@ -38,7 +43,7 @@ struct Type {
     size_t size = 0;
     MPI_Aint lb = 0, ub = 0;            // extent = ub - lb
     MPI_Aint true_lb = 0, true_ub = 0;  // 0, 0 when the type holds no data
-    bool has_data = false;              // true bounds are meaningful
+    bool has_data = false;              // true bounds are set (a type of size 0 has them too)
     bool sticky_lb = false, sticky_ub = false;  // MPI_LB / MPI_UB markers inside
     MPI_Aint align = 1;                 // C alignment, for a struct's padding
     bool committed = false;
@@ -79,6 +84,7 @@ struct Piece {
     MPI_Aint disp = 0;
     const Type *old = nullptr;
     int64_t count = 0;
+    bool keep_empty = false;   // count 0 still bounds the type (MPICH's vector family)
 };
 // Fill blocks, signature, size, bounds and alignment of t from pieces. With
 // pad_struct, round the extent up to the alignment as a C struct would

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "datatype.h"
@@ -384,6 +385,38 @@ TEST(MpiDatatypePack, ManyBlocks)
     EXPECT_EQ(dst[2 * (kN - 1)], 2.0 * (kN - 1));
     EXPECT_EQ(dst[2 * kN - 1], kSentinel);
     free_type(v);
+}
+
+TEST(MpiDatatypePack, ThreadsCreateAndFreeConcurrently)
+{
+    // MPI_THREAD_MULTIPLE: the handle table takes creations, lookups and
+    // frees from several threads at once.
+    constexpr int kThreads = 4;
+    constexpr int kRounds = 2000;
+    std::vector<int> failures(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; t++) {
+        threads.emplace_back([t, &failures] {
+            int src[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+            for (int r = 0; r < kRounds; r++) {
+                MPI_Datatype v;
+                if (MPI_Type_vector(2, 1, 2 + t % 2, MPI_INT, &v) != MPI_SUCCESS ||
+                    MPI_Type_commit(&v) != MPI_SUCCESS) {
+                    failures[static_cast<size_t>(t)]++;
+                    continue;
+                }
+                int out[2];
+                type_pack(src, 1, v, out);
+                if (out[0] != 0 || out[1] != 2 + t % 2)
+                    failures[static_cast<size_t>(t)]++;
+                if (MPI_Type_free(&v) != MPI_SUCCESS)
+                    failures[static_cast<size_t>(t)]++;
+            }
+        });
+    }
+    for (std::thread &th : threads)
+        th.join();
+    EXPECT_EQ(failures, std::vector<int>(kThreads, 0));
 }
 
 }  // namespace

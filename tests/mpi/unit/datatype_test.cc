@@ -229,6 +229,15 @@ TEST(MpiDatatype, VectorWithHoles)
     ASSERT_TRUE(type_view(t, &v));
     EXPECT_TRUE(v.contiguous);
     free_type(t);
+    // ... at any count, without a piece per block.
+    ASSERT_EQ(MPI_Type_vector(1 << 30, 1, 1, MPI_INT, &t), MPI_SUCCESS);
+    ASSERT_TRUE(type_view(t, &v));
+    EXPECT_TRUE(v.contiguous);
+    EXPECT_EQ(v.size, size_t{4} << 30);
+    free_type(t);
+    // A flattened form of 2^27 blocks is refused, not attempted.
+    EXPECT_EQ(MPI_Type_vector(1 << 27, 1, 2, MPI_CHAR, &t), MPI_ERR_NO_MEM);
+    EXPECT_NE(test_last_error().what.find("too many"), std::string::npos);
 }
 
 TEST(MpiDatatype, NegativeStrideKeepsTypeMapOrder)
