@@ -18,20 +18,6 @@ namespace rdmx::mpi {
 
 namespace {
 
-// MPICH's predefined datatypes: kind 0x4c, the size in bytes in bits 8-15.
-// Contiguous with lower bound 0: no lookup needed.
-constexpr uint32_t kKindMask = 0xff000000u;
-constexpr uint32_t kBuiltinKind = 0x4c000000u;
-constexpr int kBuiltinSizeShift = 8;
-constexpr uint32_t kBuiltinSizeMask = 0xffu;
-
-inline bool builtin_size(MPI_Datatype dt, size_t *size) {
-    const auto u = static_cast<uint32_t>(dt);
-    if ((u & kKindMask) != kBuiltinKind) return false;
-    *size = (u >> kBuiltinSizeShift) & kBuiltinSizeMask;
-    return true;
-}
-
 inline void *offset(const void *buf, MPI_Aint off) {
     return reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(off));
 }
@@ -188,9 +174,14 @@ static int bsend(Comm *c, MPI_Comm comm, const char *call, Data &d, int dest, in
 
 // ---- sends -------------------------------------------------------------------
 
+// Out of line, so the hot paths keep a small frame.
+static int __attribute__((noinline, cold)) send_failed(MPI_Comm comm, const char *call, rdmx_status_t st, int dest) {
+    return err_raise(comm, err_from_rdmx(st), call, "send to rank %d: %s", dest, rdmx_strerror(st));
+}
+
 // Every send: checks, then one rdmx call. Blocking standard and ready sends
 // go through rdmx_send (no request at all for an eager message).
-static int send_common(const char *call, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+static int __attribute__((noinline)) send_common(const char *call, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                        MPI_Comm comm, SendMode mode) {
     int err = MPI_SUCCESS;
     Comm *c = comm_checked(comm, call, &err);
@@ -218,7 +209,7 @@ static int send_common(const char *call, const void *buf, int count, MPI_Datatyp
                      rdmx_strerror(st));
 }
 
-static int isend_common(const char *call, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+static int __attribute__((noinline)) isend_common(const char *call, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                         MPI_Comm comm, SendMode mode, MPI_Request *request) {
     int err = MPI_SUCCESS;
     if (request == nullptr) return err_raise(comm, MPI_ERR_ARG, call, "request pointer is NULL");
@@ -255,9 +246,7 @@ static int isend_common(const char *call, const void *buf, int count, MPI_Dataty
         return err_raise(comm, err_from_rdmx(st), call, "send of %zu bytes to rank %d: %s", d.bytes, dest,
                          rdmx_strerror(st));
     }
-    // Completed at post (an eager message rdmx copied, or no peer): the
-    // request is done already and a wait costs no rdmx call.
-    if (r->rr == nullptr) req_harvest(r, RDMX_OK, rdmx_msg_info_t{RDMX_ANY_SOURCE, RDMX_ANY_TAG, 0, RDMX_OK});
+    if (r->rr == nullptr) req_done_at_post(r);
     return MPI_SUCCESS;
 }
 
@@ -295,7 +284,7 @@ int send_start(Request *r, Comm *c, const PersistArgs &a, const char *call) {
         return err_raise(r->comm, err_from_rdmx(st), call, "send of %zu bytes to rank %d: %s", d.bytes, a.peer,
                          rdmx_strerror(st));
     }
-    if (r->rr == nullptr) req_harvest(r, RDMX_OK, rdmx_msg_info_t{RDMX_ANY_SOURCE, RDMX_ANY_TAG, 0, RDMX_OK});
+    if (r->rr == nullptr) req_done_at_post(r);
     return MPI_SUCCESS;
 }
 
@@ -303,9 +292,17 @@ int send_start(Request *r, Comm *c, const PersistArgs &a, const char *call) {
 
 using namespace rdmx::mpi;
 
+// The hot path: a predefined type to a rank, checked inline and handed to
+// rdmx_send; everything else goes through send_common.
 RDMXMPI_WEAK(Send)
 RDMXMPI_API int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    Comm *c = comm_get(comm);
+    size_t bytes = 0;
+    if (c != nullptr && fast_data(buf, count, datatype, &bytes) && fast_rank(dest, c->size) && tag >= 0) {
+        const rdmx_status_t st = rdmx_send(c->ctx, buf, bytes, dest, tag);
+        return st == RDMX_OK ? MPI_SUCCESS : send_failed(comm, "MPI_Send", st, dest);
+    }
     return send_common("MPI_Send", buf, count, datatype, dest, tag, comm, SendMode::kStandard);
 }
 
@@ -333,6 +330,23 @@ RDMXMPI_WEAK(Isend)
 RDMXMPI_API int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                            MPI_Request *request)
 {
+    Comm *c = comm_get(comm);
+    size_t bytes = 0;
+    if (c != nullptr && request != nullptr && fast_data(buf, count, datatype, &bytes) && fast_rank(dest, c->size) &&
+        tag >= 0) {
+        Request *r = req_alloc(ReqKind::kSend, comm, request);
+        if (r != nullptr) {
+            const rdmx_status_t st = rdmx_isend(c->ctx, buf, bytes, dest, tag, &r->rr);
+            if (st == RDMX_OK) {
+                if (r->rr == nullptr) req_done_at_post(r);
+                return MPI_SUCCESS;
+            }
+            req_release(*request);
+            *request = MPI_REQUEST_NULL;
+            return err_raise(comm, err_from_rdmx(st), "MPI_Isend", "send of %zu bytes to rank %d: %s", bytes, dest,
+                             rdmx_strerror(st));
+        }
+    }
     return isend_common("MPI_Isend", buf, count, datatype, dest, tag, comm, SendMode::kStandard, request);
 }
 
@@ -396,16 +410,23 @@ RDMXMPI_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int sourc
 {
     const char *call = "MPI_Recv";
     int err = MPI_SUCCESS;
-    Comm *c = comm_checked(comm, call, &err);
-    if (c == nullptr) return err;
-    if (int e = check_peer(c, comm, call, source, true)) return e;
-    if (int e = check_tag(comm, call, tag, true)) return e;
+    Comm *c = comm_get(comm);
     Data d;
-    if (int e = data_for_recv(comm, call, buf, count, datatype, &d)) return e;
+    if (c == nullptr || !fast_data(buf, count, datatype, &d.bytes) ||
+        !(fast_rank(source, c->size) || source == MPI_ANY_SOURCE) || !(tag >= 0 || tag == MPI_ANY_TAG)) {
+        // The general path: checks that name what is wrong, derived types.
+        c = comm_checked(comm, call, &err);
+        if (c == nullptr) return err;
+        if (int e = check_peer(c, comm, call, source, true)) return e;
+        if (int e = check_tag(comm, call, tag, true)) return e;
+        if (int e = data_for_recv(comm, call, buf, count, datatype, &d)) return e;
+    } else {
+        d.base = buf;
+    }
     rdmx_msg_info_t info{RDMX_ANY_SOURCE, RDMX_ANY_TAG, 0, RDMX_OK};
     const rdmx_status_t st = rdmx_recv(c->ctx, d.base, d.bytes, to_rdmx_peer(source), tag, &info);
     const size_t got = info.length < d.bytes ? info.length : d.bytes;
-    data_finish_recv(&d, buf, count, datatype, got);
+    if (d.tmp != nullptr) data_finish_recv(&d, buf, count, datatype, got);
     if (status != MPI_STATUS_IGNORE) status_from_info(status, info, got);
     if (st == RDMX_OK) return MPI_SUCCESS;
     err = err_from_rdmx(st);
@@ -416,9 +437,38 @@ RDMXMPI_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int sourc
     return err_raise(comm, err, call, "receive from rank %d: %s", source, rdmx_strerror(st));
 }
 
+static int __attribute__((noinline, cold)) irecv_failed(MPI_Comm comm, rdmx_status_t st, int source,
+                                                        MPI_Request *request) {
+    req_release(*request);
+    *request = MPI_REQUEST_NULL;
+    return err_raise(comm, err_from_rdmx(st), "MPI_Irecv", "receive from rank %d: %s", source, rdmx_strerror(st));
+}
+
+static int __attribute__((noinline)) irecv_general(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                                                   MPI_Comm comm, MPI_Request *request);
+
+// The hot path: a predefined type from a rank or MPI_ANY_SOURCE; the rest
+// (and every error) in irecv_general.
 RDMXMPI_WEAK(Irecv)
 RDMXMPI_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                            MPI_Request *request)
+{
+    Comm *c = comm_get(comm);
+    size_t bytes = 0;
+    if (c != nullptr && request != nullptr && fast_data(buf, count, datatype, &bytes) &&
+        (fast_rank(source, c->size) || source == MPI_ANY_SOURCE) && (tag >= 0 || tag == MPI_ANY_TAG)) {
+        Request *r = req_alloc(ReqKind::kRecv, comm, request);
+        if (r != nullptr) {
+            r->cap = bytes;
+            const rdmx_status_t st = rdmx_irecv(c->ctx, buf, bytes, to_rdmx_peer(source), tag, &r->rr);
+            return st == RDMX_OK ? MPI_SUCCESS : irecv_failed(comm, st, source, request);
+        }
+    }
+    return irecv_general(buf, count, datatype, source, tag, comm, request);
+}
+
+static int irecv_general(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                         MPI_Request *request)
 {
     const char *call = "MPI_Irecv";
     int err = MPI_SUCCESS;

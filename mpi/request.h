@@ -16,8 +16,10 @@
 
 #include <rdmx/rdmx.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 
 #include "abi.h"
@@ -97,13 +99,88 @@ constexpr uint32_t kReqHandleBase = 0xac000000u;
 constexpr uint32_t kMsgHandleBase = 0xac400000u;   // messages share the table
 constexpr uint32_t kHandleIndexMask = 0x003fffffu;
 
+// A spin lock: held for a handful of instructions (a free-list pop or
+// push), so never worth a sleep.
+class SpinLock {
+public:
+    void lock() {
+        while (flag_.test_and_set(std::memory_order_acquire)) {
+        }
+    }
+    void unlock() { flag_.clear(std::memory_order_release); }
+
+private:
+    std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+};
+
+// The table (request.cc): chunks of slots, never freed, so a stale handle
+// always reads a slot (marked free); a free list threaded through them.
+struct ReqTable {
+    static constexpr uint32_t kChunkSlots = 1024;
+    static constexpr uint32_t kMaxChunks = (kHandleIndexMask + 1) / kChunkSlots;
+    static constexpr uint32_t kNoSlot = UINT32_MAX;
+    std::atomic<Request *> chunks[kMaxChunks];
+    SpinLock lock;
+    uint32_t slots = 0;                    // slots created so far (under lock)
+    uint32_t free = kNoSlot;               // free list head (under lock)
+    std::atomic<size_t> detached{0};       // requests waiting in req_detach's list
+};
+extern ReqTable g_reqs;
+
+inline Request *slot_at(uint32_t idx) {
+    Request *chunk = g_reqs.chunks[idx / ReqTable::kChunkSlots].load(std::memory_order_acquire);
+    return chunk == nullptr ? nullptr : &chunk[idx % ReqTable::kChunkSlots];
+}
+
+inline void req_reset(Request *r, ReqKind kind, MPI_Comm comm) {
+    r->rr = nullptr;
+    r->msg = nullptr;
+    r->comm = comm;
+    r->kind = kind;
+    r->persistent = r->active = r->done = r->cancel_asked = r->detached = false;
+    r->err = MPI_SUCCESS;
+    r->rst = RDMX_OK;
+    r->msg_len = 0;
+    r->tmp = nullptr;
+    r->cap = 0;
+    r->bsend_quota = 0;
+}
+
+// The slow side of req_alloc: reaps detached requests, grows the table.
+Request *req_alloc_slow(ReqKind kind, MPI_Comm comm, MPI_Request *handle);
+
 // A free slot of the given kind on comm; nullptr when the table is full
 // (about 4 million live requests). *handle gets its request handle.
-Request *req_alloc(ReqKind kind, MPI_Comm comm, MPI_Request *handle);
+inline Request *req_alloc(ReqKind kind, MPI_Comm comm, MPI_Request *handle) {
+    if (g_reqs.detached.load(std::memory_order_relaxed) != 0) return req_alloc_slow(kind, comm, handle);
+    uint32_t idx;
+    {
+        g_reqs.lock.lock();
+        idx = g_reqs.free;
+        if (idx == ReqTable::kNoSlot) {
+            g_reqs.lock.unlock();
+            return req_alloc_slow(kind, comm, handle);
+        }
+        g_reqs.free = slot_at(idx)->next_free;
+        g_reqs.lock.unlock();
+    }
+    Request *r = slot_at(idx);
+    req_reset(r, kind, comm);
+    *handle = static_cast<MPI_Request>(kReqHandleBase | idx);
+    return r;
+}
+
 void req_release(MPI_Request handle);
+
+inline Request *req_lookup(uint32_t handle, uint32_t base, bool message) {
+    if ((handle & ~kHandleIndexMask) != base) return nullptr;
+    Request *r = slot_at(handle & kHandleIndexMask);
+    if (r == nullptr || r->kind == ReqKind::kFree || (r->kind == ReqKind::kMessage) != message) return nullptr;
+    return r;
+}
 // The Request a handle names, or nullptr (null, free, or never a request).
-Request *req_get(MPI_Request handle);
-Request *msg_get(MPI_Message handle);
+inline Request *req_get(MPI_Request handle) { return req_lookup(static_cast<uint32_t>(handle), kReqHandleBase, false); }
+inline Request *msg_get(MPI_Message handle) { return req_lookup(static_cast<uint32_t>(handle), kMsgHandleBase, true); }
 inline MPI_Message msg_handle_of(MPI_Request h) {
     return static_cast<MPI_Message>((static_cast<uint32_t>(h) & kHandleIndexMask) | kMsgHandleBase);
 }
@@ -174,6 +251,15 @@ inline void status_empty(MPI_Status *s) {
     s->count_lo = 0;
     s->count_hi_and_cancelled = 0;
 }
+// A send rdmx completed as it was posted: done, nothing to harvest.
+inline void req_done_at_post(Request *r) {
+    std::free(r->tmp);
+    r->tmp = nullptr;
+    r->done = true;
+    r->err = MPI_SUCCESS;
+    status_empty(&r->st);
+}
+
 // A receive's (or probe's) status from rdmx's info; `bytes` is what landed.
 inline void status_from_info(MPI_Status *s, const rdmx_msg_info_t &info, size_t bytes) {
     s->MPI_SOURCE = from_rdmx_peer(info.source);
@@ -183,6 +269,32 @@ inline void status_from_info(MPI_Status *s, const rdmx_msg_info_t &info, size_t 
 }
 
 // ---- the data of one call -------------------------------------------------
+
+// MPICH's predefined datatypes: kind 0x4c, the size in bytes in bits 8-15,
+// contiguous with lower bound 0: no lookup needed.
+constexpr uint32_t kTypeKindMask = 0xff000000u;
+constexpr uint32_t kBuiltinTypeKind = 0x4c000000u;
+constexpr int kBuiltinSizeShift = 8;
+constexpr uint32_t kBuiltinSizeMask = 0xffu;
+
+inline bool builtin_size(MPI_Datatype dt, size_t *size) {
+    const auto u = static_cast<uint32_t>(dt);
+    if ((u & kTypeKindMask) != kBuiltinTypeKind) return false;
+    *size = (u >> kBuiltinSizeShift) & kBuiltinSizeMask;
+    return true;
+}
+
+// What every point-to-point entry point tries first: count elements of a
+// predefined type at a buffer (or no data at all). *bytes is their size.
+// Anything else (derived types, bad arguments) takes the general path.
+inline bool fast_data(const void *buf, int count, MPI_Datatype dt, size_t *bytes) {
+    size_t size = 0;
+    if (!builtin_size(dt, &size) || count < 0) return false;
+    *bytes = static_cast<size_t>(count) * size;
+    return buf != nullptr || *bytes == 0;
+}
+// A rank of a communicator of `size` members (no PROC_NULL, no wildcard).
+inline bool fast_rank(int rank, int size) { return static_cast<unsigned>(rank) < static_cast<unsigned>(size); }
 
 // count elements of a datatype at buf, as rdmx sees them: `bytes` bytes at
 // `base` (the user's buffer for contiguous types, else tmp, which the

@@ -12,18 +12,9 @@ using namespace rdmx::mpi;
 
 namespace {
 
-constexpr uint32_t kKindMask = 0xff000000u;
-constexpr uint32_t kBuiltinKind = 0x4c000000u;
-constexpr int kBuiltinSizeShift = 8;
-constexpr uint32_t kBuiltinSizeMask = 0xffu;
-
 // The size of one element of dt; false for an invalid handle.
 bool size_of(MPI_Datatype dt, size_t *size) {
-    const auto u = static_cast<uint32_t>(dt);
-    if ((u & kKindMask) == kBuiltinKind) {
-        *size = (u >> kBuiltinSizeShift) & kBuiltinSizeMask;
-        return true;
-    }
+    if (builtin_size(dt, size)) return true;
     TypeView v;
     if (!type_view(dt, &v)) return false;
     *size = v.size;
@@ -34,7 +25,7 @@ bool size_of(MPI_Datatype dt, size_t *size) {
 // when dt mixes basic types.
 size_t basic_size_of(MPI_Datatype dt) {
     size_t size = 0;
-    if ((static_cast<uint32_t>(dt) & kKindMask) == kBuiltinKind) return size_of(dt, &size) ? size : 0;
+    if (builtin_size(dt, &size)) return size;
     int64_t items = 0;
     const MPI_Datatype basic = type_basic(dt, &items);
     if (basic == MPI_DATATYPE_NULL || !size_of(basic, &size)) return 0;

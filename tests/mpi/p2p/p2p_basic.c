@@ -97,9 +97,12 @@ static void ring(int n)
 
 static void wildcards(void)
 {
+    /* Senders wait for rank 0's ack, so no later message of theirs meets
+     * its wildcard receives. */
     if (g_rank != 0) {
         int v = g_rank * 10;
         OK(MPI_Send(&v, 1, MPI_INT, 0, 100 + g_rank, MPI_COMM_WORLD));
+        OK(MPI_Recv(NULL, 0, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         return;
     }
     int seen = 0;
@@ -113,6 +116,7 @@ static void wildcards(void)
         CHECK(!(seen & (1 << st.MPI_SOURCE)));
         seen |= 1 << st.MPI_SOURCE;
     }
+    for (int k = 1; k < g_size; ++k) OK(MPI_Send(NULL, 0, MPI_INT, k, 99, MPI_COMM_WORLD));
 }
 
 static void check_proc_null_status(const MPI_Status *st)
@@ -324,6 +328,73 @@ static void waitall_error(void)
     CHECK_EQ(rq[1], MPI_REQUEST_NULL);
 }
 
+/* Derived types with holes: a vector (every other int) sent into a
+ * contiguous buffer and back, blocking and not, Sendrecv_replace in place,
+ * a truncated receive into a vector, Get_elements counting basic items. */
+static void derived(void)
+{
+    enum { N = 5, BIG = 40000 };
+    MPI_Datatype vec, bigvec;
+    int holes[2 * N], flat[N], count = -1;
+    MPI_Status st;
+    MPI_Request rq[2];
+    if (g_rank > 1) return;
+    int peer = 1 - g_rank;
+    OK(MPI_Type_vector(N, 1, 2, MPI_INT, &vec));
+    OK(MPI_Type_commit(&vec));
+    OK(MPI_Type_vector(BIG, 1, 2, MPI_INT, &bigvec));   /* rendezvous-sized */
+    OK(MPI_Type_commit(&bigvec));
+    for (int i = 0; i < 2 * N; ++i) holes[i] = i % 2 ? -1 : 100 * g_rank + i / 2;
+    /* vector -> contiguous */
+    OK(MPI_Sendrecv(holes, 1, vec, peer, 1, flat, N, MPI_INT, peer, 1, MPI_COMM_WORLD, &st));
+    for (int i = 0; i < N; ++i) CHECK_EQ(flat[i], 100 * peer + i);
+    OK(MPI_Get_elements(&st, MPI_INT, &count));
+    CHECK_EQ(count, N);
+    /* contiguous -> vector: the holes keep their value */
+    for (int i = 0; i < N; ++i) flat[i] = 7 * g_rank + i;
+    for (int i = 0; i < 2 * N; ++i) holes[i] = -1;
+    OK(MPI_Irecv(holes, 1, vec, peer, 2, MPI_COMM_WORLD, &rq[0]));
+    OK(MPI_Isend(flat, N, MPI_INT, peer, 2, MPI_COMM_WORLD, &rq[1]));
+    OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < 2 * N; ++i) CHECK_EQ(holes[i], i % 2 ? -1 : 7 * peer + i / 2);
+    OK(MPI_Get_count(&st, vec, &count));
+    /* Sendrecv_replace through the vector */
+    OK(MPI_Sendrecv_replace(holes, 1, vec, peer, 3, peer, 3, MPI_COMM_WORLD, &st));
+    for (int i = 0; i < 2 * N; ++i) CHECK_EQ(holes[i], i % 2 ? -1 : 7 * g_rank + i / 2);
+    /* A partial vector: 3 ints into a vector of 5, Get_count undefined, elements 3 */
+    if (g_rank == 0) {
+        OK(MPI_Send(flat, 3, MPI_INT, peer, 4, MPI_COMM_WORLD));
+    } else {
+        OK(MPI_Recv(holes, 1, vec, peer, 4, MPI_COMM_WORLD, &st));
+        OK(MPI_Get_count(&st, vec, &count));
+        CHECK_EQ(count, MPI_UNDEFINED);
+        OK(MPI_Get_elements(&st, vec, &count));
+        CHECK_EQ(count, 3);
+    }
+    /* Rendezvous-sized vector, blocking both ways */
+    int *big = malloc(sizeof(int) * 2 * BIG), *bflat = malloc(sizeof(int) * BIG);
+    for (int i = 0; i < 2 * BIG; ++i) big[i] = i % 2 ? -5 : i / 2 + g_rank;
+    if (g_rank == 0) {
+        OK(MPI_Send(big, 1, bigvec, peer, 5, MPI_COMM_WORLD));
+        OK(MPI_Recv(big, 1, bigvec, peer, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int i = 0; i < 2 * BIG; ++i) CHECK_EQ(big[i], i % 2 ? -5 : i / 2 + 7);
+    } else {
+        OK(MPI_Recv(bflat, BIG, MPI_INT, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int i = 0; i < BIG; ++i) CHECK_EQ(bflat[i], i);
+        for (int i = 0; i < BIG; ++i) bflat[i] = i + 7;
+        OK(MPI_Ssend(bflat, BIG, MPI_INT, peer, 6, MPI_COMM_WORLD));
+    }
+    free(big);
+    free(bflat);
+    /* Uncommitted types are refused */
+    MPI_Datatype raw;
+    OK(MPI_Type_vector(2, 1, 2, MPI_INT, &raw));
+    CHECK_EQ(err_class(MPI_Send(holes, 1, raw, peer, 9, MPI_COMM_WORLD)), MPI_ERR_TYPE);
+    OK(MPI_Type_free(&raw));
+    OK(MPI_Type_free(&vec));
+    OK(MPI_Type_free(&bigvec));
+}
+
 int main(int argc, char **argv)
 {
     /* Empty, eager (8 B .. 4 KiB) and rendezvous (256 KiB, 1 MiB). */
@@ -346,6 +417,7 @@ int main(int argc, char **argv)
     ready();
     completion_forms();
     waitall_error();
+    derived();
     if (g_rank == 0) printf("p2p_basic: ok at %d ranks\n", g_size);
     MPI_Finalize();
     return 0;

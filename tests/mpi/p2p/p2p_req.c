@@ -205,8 +205,10 @@ static void buffered(void)
         for (int i = 0; i < LEN; ++i) v[i] = k * 1000 + i + g_rank;
         OK(MPI_Bsend(v, LEN, MPI_INT, peer, 90 + k, MPI_COMM_WORLD));
     }
-    /* The buffer is full: one more does not fit. */
-    CHECK_EQ(err_class(MPI_Bsend(v, LEN, MPI_INT, peer, 99, MPI_COMM_WORLD)), MPI_ERR_BUFFER);
+    /* A message larger than the whole buffer does not fit. */
+    int *huge = calloc(size, 1);
+    CHECK_EQ(err_class(MPI_Bsend(huge, size / (int)sizeof(int), MPI_INT, peer, 99, MPI_COMM_WORLD)), MPI_ERR_BUFFER);
+    free(huge);
     for (int k = N - 1; k >= 0; --k) {
         OK(MPI_Recv(v, LEN, MPI_INT, peer, 90 + k, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         CHECK_EQ(v[LEN - 1], k * 1000 + LEN - 1 + peer);
