@@ -63,7 +63,7 @@ constexpr Builtin kBuiltins[] = {
     {MPI_INT64_T, "MPI_INT64_T", 8, 1}, {MPI_UINT8_T, "MPI_UINT8_T", 1, 1},
     {MPI_UINT16_T, "MPI_UINT16_T", 2, 1}, {MPI_UINT32_T, "MPI_UINT32_T", 4, 1},
     {MPI_UINT64_T, "MPI_UINT64_T", 8, 1}, {MPI_C_BOOL, "MPI_C_BOOL", 1, 1},
-    {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", 4, 1},
+    {MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX", 4, 1},   // MPICH's name for the shared handle
     {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", 8, 1},
     {MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", 16, 1},
     {MPIX_C_FLOAT16, "MPIX_C_FLOAT16", 2, 1}, {MPI_AINT, "MPI_AINT", 8, 1},
@@ -289,6 +289,15 @@ void release(MPI_Datatype dt)
         release(inner);
     delete t;
 }
+
+}  // namespace rdmx::mpi::dt
+
+namespace rdmx::mpi {
+void type_retain(MPI_Datatype dt) { dt::retain(dt); }
+void type_release(MPI_Datatype dt) { dt::release(dt); }
+}  // namespace rdmx::mpi
+
+namespace rdmx::mpi::dt {
 
 int elements_per_item(MPI_Datatype dt)
 {

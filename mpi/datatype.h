@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 
 #include "abi.h"
 
@@ -39,5 +40,29 @@ MPI_Datatype type_basic(MPI_Datatype dt, int64_t *items_per_element);
 // as MPI_FLOAT_INT holds two). MPI_UNDEFINED when `bytes` ends inside a basic
 // item or dt is not a valid handle; 0 for a type of size 0.
 int64_t type_elements(MPI_Datatype dt, size_t bytes);
+
+// MPI lets the application free a datatype as soon as the call that uses
+// it returns, while a nonblocking operation still needs it to unpack: a
+// TypeRef keeps a derived type alive until it is dropped (predefined types
+// need nothing; an invalid handle holds nothing).
+void type_retain(MPI_Datatype dt);
+void type_release(MPI_Datatype dt);
+
+class TypeRef {
+public:
+    TypeRef() = default;
+    explicit TypeRef(MPI_Datatype dt) : dt_(dt) { type_retain(dt_); }
+    TypeRef(const TypeRef &o) : dt_(o.dt_) { type_retain(dt_); }
+    TypeRef(TypeRef &&o) noexcept : dt_(o.dt_) { o.dt_ = MPI_DATATYPE_NULL; }
+    TypeRef &operator=(TypeRef o) noexcept
+    {
+        std::swap(dt_, o.dt_);
+        return *this;
+    }
+    ~TypeRef() { type_release(dt_); }
+
+private:
+    MPI_Datatype dt_ = MPI_DATATYPE_NULL;
+};
 
 }  // namespace rdmx::mpi

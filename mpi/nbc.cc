@@ -80,7 +80,7 @@ RDMXMPI_API int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int 
         const rdmx_status_t st = rdmx_ibcast(k.c->ctx, bytes, static_cast<size_t>(count) * v.size, root, &r);
         OnComplete done = nullptr;
         if (!is_root && !direct(v, count))
-            done = [s, bytes, buffer, count, datatype, v](const rdmx_msg_info_t &, MPI_Status *) {
+            done = [s, bytes, buffer, count, datatype, v, hold = TypeRef(datatype)](const rdmx_msg_info_t &, MPI_Status *) {
                 recv_done(bytes, buffer, count, datatype, v);
                 return MPI_SUCCESS;
             };
@@ -120,7 +120,7 @@ RDMXMPI_API int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype
                       at(all, static_cast<MPI_Aint>(static_cast<size_t>(k.c->rank) * len)));
         rdmx_request_h r = nullptr;
         const rdmx_status_t st = rdmx_iallgather(k.c->ctx, mine, len, all, &r);
-        OnComplete done = [s, all, recvbuf, total, recvtype, rv](const rdmx_msg_info_t &, MPI_Status *) {
+        OnComplete done = [s, all, recvbuf, total, recvtype, rv, hold = TypeRef(recvtype)](const rdmx_msg_info_t &, MPI_Status *) {
             recv_done(all, recvbuf, total, recvtype, rv);
             return MPI_SUCCESS;
         };
@@ -160,7 +160,7 @@ RDMXMPI_API int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype 
         void *in = recv_bytes(recvbuf, total, rv, s->recv);
         rdmx_request_h r = nullptr;
         const rdmx_status_t st = rdmx_ialltoall(k.c->ctx, out, len, in, &r);
-        OnComplete done = [s, in, recvbuf, total, recvtype, rv](const rdmx_msg_info_t &, MPI_Status *) {
+        OnComplete done = [s, in, recvbuf, total, recvtype, rv, hold = TypeRef(recvtype)](const rdmx_msg_info_t &, MPI_Status *) {
             recv_done(in, recvbuf, total, recvtype, rv);
             return MPI_SUCCESS;
         };
@@ -205,7 +205,7 @@ RDMXMPI_API int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], con
         rdmx_request_h r = nullptr;
         const rdmx_status_t st = rdmx_ialltoallv(k.c->ctx, s->sb.base, s->sb.lens.data(), s->sb.offs.data(), s->rb.rbase,
                                                  s->rb.lens.data(), s->rb.offs.data(), &r);
-        OnComplete done = [s, recvbuf, recvtype, rv, p](const rdmx_msg_info_t &, MPI_Status *) {
+        OnComplete done = [s, recvbuf, recvtype, rv, p, hold = TypeRef(recvtype)](const rdmx_msg_info_t &, MPI_Status *) {
             recv_blocks_done(s->rb, recvbuf, s->counts.data(), s->displs.data(), recvtype, rv, p, -1);
             return MPI_SUCCESS;
         };

@@ -258,6 +258,7 @@ int post_recv(Request *r, Comm *c, void *buf, int count, MPI_Datatype dt, int so
     r->ubuf = buf;
     r->count = count;
     r->dt = dt;
+    if (r->tmp != nullptr) r->dt_hold = TypeRef(dt);   // unpacked at completion, maybe after MPI_Type_free
     rdmx_status_t st = rdmx_irecv(c->ctx, d.base, d.bytes, to_rdmx_peer(source), tag, &r->rr);
     if (st == RDMX_OK) return MPI_SUCCESS;
     std::free(r->tmp);

@@ -57,6 +57,7 @@ void req_release(MPI_Request handle) {
     const uint32_t idx = static_cast<uint32_t>(handle) & kHandleIndexMask;
     Request *r = slot_at(idx);
     if (r->kind == ReqKind::kHook) r->hook = nullptr;
+    r->dt_hold = TypeRef();
     r->kind = ReqKind::kFree;
     std::lock_guard<SpinLock> g(g_reqs.lock);
     r->next_free = g_reqs.free;

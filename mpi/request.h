@@ -23,6 +23,7 @@
 #include <functional>
 
 #include "abi.h"
+#include "datatype.h"
 
 namespace rdmx::mpi {
 
@@ -88,6 +89,7 @@ struct Request {
     void *ubuf = nullptr;
     int count = 0;
     MPI_Datatype dt = 0;
+    TypeRef dt_hold;                  // a non-contiguous receive's type, alive until the slot is freed
     size_t bsend_quota = 0;           // a buffered send's share of the attached buffer
     OnComplete hook;                  // kHook
     Greq greq;                        // kGreq

@@ -82,7 +82,7 @@ TEST(MpiDatatype, PredefinedSizesAndNames)
         {MPI_CHAR, 1, "MPI_CHAR"},          {MPI_INT, 4, "MPI_INT"},
         {MPI_DOUBLE, 8, "MPI_DOUBLE"},      {MPI_LONG_DOUBLE, 16, "MPI_LONG_DOUBLE"},
         {MPI_LONG_LONG, 8, "MPI_LONG_LONG_INT"},
-        {MPI_C_COMPLEX, 8, "MPI_C_FLOAT_COMPLEX"},
+        {MPI_C_COMPLEX, 8, "MPI_C_COMPLEX"},
         {MPI_C_LONG_DOUBLE_COMPLEX, 32, "MPI_C_LONG_DOUBLE_COMPLEX"},
         {MPI_PACKED, 1, "MPI_PACKED"},      {MPI_AINT, 8, "MPI_AINT"},
         {MPI_CXX_BOOL, 1, "MPI_CXX_BOOL"},  {MPI_UINT16_T, 2, "MPI_UINT16_T"},
