@@ -28,8 +28,9 @@ struct Comm {
 // or a value that never was a communicator handle.
 Comm *comm_get(MPI_Comm handle);
 
-// Give a new Comm (owning ctx) a handle; comm_release frees the rdmx
-// communicator (unless it is the world's root context) and the handle.
+// Give a new Comm (owning ctx) a handle (MPI_COMM_NULL when the table is
+// full); comm_release frees the rdmx communicator (unless it is the world's
+// root context), the Comm and the handle. Clear the attributes first.
 MPI_Comm comm_register(Comm *comm);
 void comm_release(MPI_Comm handle);
 
@@ -38,5 +39,10 @@ void comm_release(MPI_Comm handle);
 // every communicator still registered, before rdmx_finalize.
 int comm_setup(rdmx_context_h world);
 void comm_teardown();
+
+// Attributes (comm_attr.cc): copy callbacks run by MPI_Comm_dup (from -> to),
+// delete callbacks by MPI_Comm_free and MPI_Finalize; both return an MPI code.
+int comm_attrs_copy(MPI_Comm old_handle, Comm *from, MPI_Comm new_handle, Comm *to);
+int comm_attrs_clear(MPI_Comm handle, Comm *c);
 
 }  // namespace rdmx::mpi
