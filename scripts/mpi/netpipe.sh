@@ -11,14 +11,14 @@
 #   --out FILE     replace the netpipe-sm / netpipe-rc begin/end blocks of FILE
 #                  (docs/mpi.md) with the tables
 #   --raw DIR      keep NetPIPE's outputs in DIR (default: a temporary directory)
-#   --timeout S    limit for each NPmpich2 run (default 300; the guest gets
-#                  4 runs' worth plus its boot)
+#   --timeout S    limit for each NPmpich2 run (default: 120 natively, 240 in
+#                  the guest, which gets two runs' worth plus its boot)
 #
 # Each table row is one message size of NetPIPE's sweep: throughput (Mbps)
 # and one-way time (usec, half the round trip) for both libraries. NetPIPE's
 # arguments: NP_ARGS_SM (default "-p 0 -u 1048576": no perturbed sizes, up to
-# 1 MiB) and NP_ARGS_RC (default "-p 0 -u 1048576 -n 20": a fixed 20 repeats
-# per trial, as the emulated guest moves about 30 MB/s). Over rc, each rank
+# 1 MiB) and NP_ARGS_RC (default "-p 0 -u 262144 -n 10": up to 256 KiB, a
+# fixed 10 repeats per trial: the emulated guest moves a few MB/s). Over rc, each rank
 # has a device of its own (rdmx: RDMX_DEVICE=rxe0,rxe1; MPICH over UCX:
 # UCX_NET_DEVICES=rxe0:1 / rxe1:1, UCX_TLS=rc_v,self) and shared memory is
 # off for both, so every message crosses the veth pair.
@@ -29,7 +29,7 @@ note() { echo "$prog: $*" >&2; }
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 top="$(cd -- "$here/../.." && pwd -P)"
 self="$here/$(basename -- "${BASH_SOURCE[0]}")"
-build="$top/build"; where=both; out=""; raw=""; run_timeout=300; inside=""
+build="$top/build"; where=both; out=""; raw=""; run_timeout=""; inside=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || die "--build needs a value"; build="$2"; shift 2 ;;
@@ -38,12 +38,13 @@ while [ $# -gt 0 ]; do
     --raw) [ $# -ge 2 ] || die "--raw needs a value"; raw="$2"; shift 2 ;;
     --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; run_timeout="$2"; shift 2 ;;
     --inside-guest) inside=1; shift ;;   # internal: the guest half of --where rc
+    --np-args-rc) [ $# -ge 2 ] || die "--np-args-rc needs a value"; NP_ARGS_RC="$2"; shift 2 ;;  # internal
     -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
 case "$where" in sm|rc|both) ;; *) die "--where wants sm, rc or both, got '$where'" ;; esac
-[[ "$run_timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout wants seconds"
+[ -z "$run_timeout" ] || [[ "$run_timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout wants seconds"
 build="$(cd -- "$build" && pwd -P)" || die "no build tree $build"
 libdir="$build/lib/rdmx-mpich"
 np=/usr/bin/NPmpich2
@@ -52,7 +53,7 @@ np=/usr/bin/NPmpich2
 command -v mpirun >/dev/null || die "no mpirun (Open MPI: scripts/deps.sh tests)"
 command -v mpiexec.mpich >/dev/null || die "no mpiexec.mpich (apt-get install mpich)"
 NP_ARGS_SM="${NP_ARGS_SM:--p 0 -u 1048576}"
-NP_ARGS_RC="${NP_ARGS_RC:--p 0 -u 1048576 -n 20}"
+NP_ARGS_RC="${NP_ARGS_RC:--p 0 -u 262144 -n 10}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ompi=(mpirun --oversubscribe --bind-to none --mca btl self,tcp --mca pml ob1 --mca btl_tcp_if_include lo
       --mca oob_tcp_if_include lo -np 2)
@@ -90,7 +91,7 @@ run_rc() {  # inside the guest
 }
 
 if [ -n "$inside" ]; then
-  [ -n "$raw" ] || die "--inside-guest needs --raw"
+  [ -n "$raw" ] && [ -n "$run_timeout" ] || die "--inside-guest needs --raw and --timeout"
   ulimit -l unlimited 2>/dev/null || true
   run_rc
   exit 0
@@ -105,11 +106,16 @@ else
   mkdir -p "$raw"; raw="$(cd -- "$raw" && pwd -P)"
 fi
 
-[ "$where" = rc ] || run_sm
+user_timeout="$run_timeout"
+if [ "$where" != rc ]; then
+  run_timeout="${user_timeout:-120}"
+  run_sm
+fi
 if [ "$where" != sm ]; then
+  run_timeout="${user_timeout:-240}"
   note "booting the guest for the rc runs"
-  "$top/scripts/vm/run.sh" --timeout $((4 * run_timeout + 120)) -- \
-    "$self" --inside-guest --build "$build" --raw "$raw" --timeout "$run_timeout" ||
+  "$top/scripts/vm/run.sh" --timeout $((2 * run_timeout + 120)) -- \
+    "$self" --inside-guest --build "$build" --raw "$raw" --timeout "$run_timeout" --np-args-rc "$NP_ARGS_RC" ||
     note "the guest run failed (status $?)"
 fi
 
