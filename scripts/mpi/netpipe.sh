@@ -22,6 +22,7 @@
 # has a device of its own (rdmx: RDMX_DEVICE=rxe0,rxe1; MPICH over UCX:
 # UCX_NET_DEVICES=rxe0:1 / rxe1:1, UCX_TLS=rc_v,self) and shared memory is
 # off for both, so every message crosses the veth pair.
+# shellcheck disable=SC2054  # commas inside mpirun and UCX arguments
 set -euo pipefail
 prog="netpipe"
 die() { echo "$prog: error: $*" >&2; exit 2; }
@@ -91,7 +92,7 @@ run_rc() {  # inside the guest
 }
 
 if [ -n "$inside" ]; then
-  [ -n "$raw" ] && [ -n "$run_timeout" ] || die "--inside-guest needs --raw and --timeout"
+  { [ -n "$raw" ] && [ -n "$run_timeout" ]; } || die "--inside-guest needs --raw and --timeout"
   ulimit -l unlimited 2>/dev/null || true
   run_rc
   exit 0

@@ -24,6 +24,7 @@
 # otherwise; the MPI one with LD_LIBRARY_PATH=<build>/lib/rdmx-mpich.
 # PP_ITERS / PP_WARMUP in the environment override the timed iteration counts;
 # ICOUNT_REPS (default 3) the number of counts whose median is reported.
+# shellcheck disable=SC2054  # commas inside mpirun arguments
 set -euo pipefail
 prog="mpi-overhead"
 die() { echo "$prog: error: $*" >&2; exit 2; }

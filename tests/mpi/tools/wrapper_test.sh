@@ -31,7 +31,7 @@ case "$tree" in
 esac
 libdir="$(cd -- "$libdir" && pwd -P)"
 mpicc="$bin/rdmx-mpicc"; mpicxx="$bin/rdmx-mpicxx"
-[ -x "$mpicc" ] && [ -x "$mpicxx" ] || fail "missing $mpicc or $mpicxx"
+{ [ -x "$mpicc" ] && [ -x "$mpicxx" ]; } || fail "missing $mpicc or $mpicxx"
 
 # What -show and friends print (no compiler runs).
 show="$("$mpicc" -show -o x x.c)"
