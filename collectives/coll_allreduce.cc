@@ -69,11 +69,8 @@ extern "C" rdmx_status_t rdmx_allreduce(rdmx_context_h ctx, const void *sendbuf,
     return guarded([&]() -> rdmx_status_t {
         Args a("rdmx_allreduce");
         const Comm c = a.comm(ctx);
-        const size_t esz = a.dt_op(dt, op);
-        const size_t bytes = a.bytes("count", count, esz);
-        a.buffer("sendbuf", sendbuf, bytes, /*in_place_ok=*/true);
-        a.buffer("recvbuf", recvbuf, bytes);
-        a.disjoint("sendbuf", sendbuf, bytes, "recvbuf", recvbuf, bytes);
+        size_t bytes = 0;
+        const size_t esz = a.reduce_to_all(sendbuf, recvbuf, count, dt, op, &bytes);
         if (!a.ok()) return a.status();
         if (rdmx_status_t st = agree(c, "rdmx_allreduce", Signature{Kind::Allreduce, bytes, static_cast<int>(dt), static_cast<int>(op), -1}); st != RDMX_OK) return st;
         if (count == 0) return RDMX_OK;

@@ -82,6 +82,33 @@ void Args::root(int root, int p) noexcept {
     if (ok() && (root < 0 || root >= p)) fail("root", "out of range 0..size-1");
 }
 
+size_t Args::reduce_to_root(const Comm &c, const void *sendbuf, const void *recvbuf, size_t count,
+                            const rdmx_datatype_t &dt, const rdmx_op_t &op, int root, size_t *bytes_p) noexcept {
+    const size_t esz = dt_op(dt, op);
+    const size_t bytes = this->bytes("count", count, esz);
+    this->root(root, c.size);
+    const bool is_root = ok() && c.rank == root;
+    // RDMX_IN_PLACE is the root's form; recvbuf matters at the root only.
+    buffer("sendbuf", sendbuf, bytes, /*in_place_ok=*/is_root);
+    if (is_root) {
+        buffer("recvbuf", recvbuf, bytes);
+        disjoint("sendbuf", sendbuf, bytes, "recvbuf", recvbuf, bytes);
+    }
+    *bytes_p = bytes;
+    return esz;
+}
+
+size_t Args::reduce_to_all(const void *sendbuf, const void *recvbuf, size_t count, const rdmx_datatype_t &dt,
+                           const rdmx_op_t &op, size_t *bytes_p) noexcept {
+    const size_t esz = dt_op(dt, op);
+    const size_t bytes = this->bytes("count", count, esz);
+    buffer("sendbuf", sendbuf, bytes, /*in_place_ok=*/true);
+    buffer("recvbuf", recvbuf, bytes);
+    disjoint("sendbuf", sendbuf, bytes, "recvbuf", recvbuf, bytes);
+    *bytes_p = bytes;
+    return esz;
+}
+
 void Args::disjoint(const char *a_name, const void *a, size_t a_len, const char *b_name, const void *b,
                     size_t b_len) noexcept {
     if (!ok() || a_len == 0 || b_len == 0 || a == nullptr || b == nullptr || is_in_place(a) || is_in_place(b))

@@ -46,6 +46,16 @@ public:
                          int sn, const char *recv_name, const void *recv, const size_t *rlens,
                          const size_t *rdispls, int rn);
 
+    /** The reduction's element size, byte count and buffers, as every
+     *  reduce-to-root entry point checks them (blocking or not): dt/op, count,
+     *  root, sendbuf (RDMX_IN_PLACE only at the root), recvbuf at the root
+     *  only, and no overlap. Returns the element size; *bytes_p gets count*esz. */
+    size_t reduce_to_root(const Comm &c, const void *sendbuf, const void *recvbuf, size_t count,
+                          const rdmx_datatype_t &dt, const rdmx_op_t &op, int root, size_t *bytes_p) noexcept;
+    /** The same for the all-reduce entry points (RDMX_IN_PLACE anywhere). */
+    size_t reduce_to_all(const void *sendbuf, const void *recvbuf, size_t count, const rdmx_datatype_t &dt,
+                         const rdmx_op_t &op, size_t *bytes_p) noexcept;
+
     bool ok() const noexcept { return st_ == RDMX_OK; }
     rdmx_status_t status() const noexcept { return st_; }
     void fail(const char *arg, const char *why) noexcept;

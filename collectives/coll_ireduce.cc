@@ -89,16 +89,9 @@ extern "C" rdmx_status_t rdmx_ireduce(rdmx_context_h ctx, const void *sendbuf, v
     return guarded([&]() -> rdmx_status_t {
         Args a("rdmx_ireduce");
         const Comm c = a.comm(ctx);
-        const size_t esz = a.dt_op(dt, op);
-        const size_t bytes = a.bytes("count", count, esz);
-        a.root(root, c.size);
+        size_t bytes = 0;
+        const size_t esz = a.reduce_to_root(c, sendbuf, recvbuf, count, dt, op, root, &bytes);
         const bool is_root = a.ok() && c.rank == root;
-        // RDMX_IN_PLACE is the root's form; recvbuf matters at the root only.
-        a.buffer("sendbuf", sendbuf, bytes, /*in_place_ok=*/is_root);
-        if (is_root) {
-            a.buffer("recvbuf", recvbuf, bytes);
-            a.disjoint("sendbuf", sendbuf, bytes, "recvbuf", recvbuf, bytes);
-        }
         if (req_p == nullptr) a.fail("req_p", "NULL");
         else *req_p = nullptr;
         if (!a.ok()) return a.status();
@@ -121,11 +114,8 @@ extern "C" rdmx_status_t rdmx_iallreduce(rdmx_context_h ctx, const void *sendbuf
     return guarded([&]() -> rdmx_status_t {
         Args a("rdmx_iallreduce");
         const Comm c = a.comm(ctx);
-        const size_t esz = a.dt_op(dt, op);
-        const size_t bytes = a.bytes("count", count, esz);
-        a.buffer("sendbuf", sendbuf, bytes, /*in_place_ok=*/true);
-        a.buffer("recvbuf", recvbuf, bytes);
-        a.disjoint("sendbuf", sendbuf, bytes, "recvbuf", recvbuf, bytes);
+        size_t bytes = 0;
+        const size_t esz = a.reduce_to_all(sendbuf, recvbuf, count, dt, op, &bytes);
         if (req_p == nullptr) a.fail("req_p", "NULL");
         else *req_p = nullptr;
         if (!a.ok()) return a.status();

@@ -79,16 +79,8 @@ extern "C" rdmx_status_t rdmx_reduce(rdmx_context_h ctx, const void *sendbuf, vo
     return guarded([&]() -> rdmx_status_t {
         Args a("rdmx_reduce");
         const Comm c = a.comm(ctx);
-        const size_t esz = a.dt_op(dt, op);
-        const size_t bytes = a.bytes("count", count, esz);
-        a.root(root, c.size);
-        const bool is_root = a.ok() && c.rank == root;
-        // RDMX_IN_PLACE is the root's form; recvbuf matters at the root only.
-        a.buffer("sendbuf", sendbuf, bytes, /*in_place_ok=*/is_root);
-        if (is_root) {
-            a.buffer("recvbuf", recvbuf, bytes);
-            a.disjoint("sendbuf", sendbuf, bytes, "recvbuf", recvbuf, bytes);
-        }
+        size_t bytes = 0;
+        const size_t esz = a.reduce_to_root(c, sendbuf, recvbuf, count, dt, op, root, &bytes);
         if (!a.ok()) return a.status();
         const Signature sig{Kind::Reduce, bytes, static_cast<int>(dt), static_cast<int>(op), root};
         if (rdmx_status_t st = agree(c, "rdmx_reduce", sig); st != RDMX_OK) return st;

@@ -3,24 +3,17 @@
 #ifndef RDMX_TESTS_COLL_COLL_TEST_LOC_H
 #define RDMX_TESTS_COLL_COLL_TEST_LOC_H
 
+#include <rdmx/rdmx.hpp>
+
 #include "coll_test.h"
 
 namespace colltest {
 
 // The C layouts of rdmx's pair types (and of MPI_FLOAT_INT, MPI_DOUBLE_INT,
-// MPI_2INT).
-struct FloatInt {
-    float v;
-    int i;
-};
-struct DoubleInt {
-    double v;
-    int i;
-};
-struct IntInt {
-    int v;
-    int i;
-};
+// MPI_2INT): the public C++ header's structs.
+using rdmx::DoubleInt;
+using rdmx::FloatInt;
+using rdmx::IntInt;
 
 inline constexpr rdmx_datatype_t kPairTypes[] = {RDMX_FLOAT_INT, RDMX_DOUBLE_INT, RDMX_INT_INT};
 inline constexpr rdmx_op_t kLocOps[] = {RDMX_MINLOC, RDMX_MAXLOC};

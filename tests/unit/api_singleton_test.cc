@@ -601,7 +601,10 @@ TEST_F(ApiSingleton, BadArgumentsAreInvalidAndChangeNothing) {
     EXPECT_EQ(c_allreduce(ctx, &buf, &found, 1, 99, RDMX_SUM), RDMX_ERR_INVALID_ARG);
     EXPECT_EQ(c_allreduce(ctx, &buf, &found, 1, -1, RDMX_SUM), RDMX_ERR_INVALID_ARG);
     EXPECT_EQ(c_allreduce(ctx, &buf, &found, 1, RDMX_INT32, -1), RDMX_ERR_INVALID_ARG);
-    EXPECT_EQ(c_allreduce(ctx, &buf, &found, 1, RDMX_INT32, 7), RDMX_ERR_INVALID_ARG);
+    EXPECT_EQ(c_allreduce(ctx, &buf, &found, 1, RDMX_INT32, RDMX_MAXLOC + 1), RDMX_ERR_INVALID_ARG)
+        << "one past the last op";
+    EXPECT_EQ(rdmx_allreduce(ctx, &buf, &found, 1, RDMX_INT32, RDMX_MINLOC), RDMX_ERR_INVALID_ARG)
+        << "MINLOC takes only the pair types";
     EXPECT_EQ(rdmx_allreduce(ctx, &buf, &buf, 1, RDMX_INT32, RDMX_SUM), RDMX_ERR_INVALID_ARG) << "overlap";
     EXPECT_EQ(g, 0.0f);
 
