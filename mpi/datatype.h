@@ -34,4 +34,10 @@ void type_unpack(const void *in, size_t bytes, void *buf, int64_t count, MPI_Dat
 // element); MPI_DATATYPE_NULL when dt mixes types.
 MPI_Datatype type_basic(MPI_Datatype dt, int64_t *items_per_element);
 
+// MPI_Get_elements: the basic elements in `bytes` packed bytes of dt (whole
+// elements, then the leading basic items of a partial one; a pair type such
+// as MPI_FLOAT_INT holds two). MPI_UNDEFINED when `bytes` ends inside a basic
+// item or dt is not a valid handle; 0 for a type of size 0.
+int64_t type_elements(MPI_Datatype dt, size_t bytes);
+
 }  // namespace rdmx::mpi

@@ -105,7 +105,7 @@ int rank_for_log()
     std::fprintf(stderr, "rdmx-mpi: rank %d: %s: %s (%s, error class %d); aborting the job "
                  "(set MPI_ERRORS_RETURN on the communicator to handle errors)\n",
                  rank_for_log(), call, detail, text ? text : "error", code);
-    std::fflush(stderr);
+    std::fflush(nullptr);   // what the program printed must not die with it
     (void)comm;
     if (running()) rdmx_abort(state().world, code);
     std::_Exit(code & 255 ? code & 255 : 1);

@@ -143,7 +143,7 @@ RDMXMPI_WEAK(Abort)
 RDMXMPI_API int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
     std::fprintf(stderr, "rdmx-mpi: MPI_Abort(comm %#x, %d) called: ending the job\n", comm, errorcode);
-    std::fflush(stderr);
+    std::fflush(nullptr);   // what the program printed must not die with it
     if (running()) rdmx_abort(state().world, errorcode);   // does not return
     std::_Exit(errorcode & 255);
 }
