@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """What the MPI layer implements, read from its sources, as markdown.
 
-Every MPI function of MPICH's ABI (the prototypes of MPICH's mpi_proto.h)
-is either implemented in mpi/*.cc or a stub that reports
+Every MPI function of MPICH's ABI (mpi/gen/functions.txt, from MPICH's
+mpi_proto.h) is either implemented in mpi/*.cc or a stub that reports
 MPI_ERR_UNSUPPORTED_OPERATION. A function counts as implemented when an
 mpi/ source defines PMPI_<name> with a body that does more than call
 err_unsupported; everything else of the ABI is a stub. The output groups
 both by family.
 
-Usage: scripts/mpi/support.py [--src mpi] [--proto PATH] [--out FILE]
+Usage: scripts/mpi/support.py [--src mpi] [--proto mpi/gen/functions.txt] [--out FILE]
   --out FILE  replace the mpi-support:begin/end block of FILE (docs/mpi.md)
 """
 import argparse
@@ -59,7 +59,15 @@ def family(name):
 
 
 def abi_functions(proto):
+    """MPI_ names of the ABI: mpi/gen/functions.txt (type, name, arguments
+    per line) when given that, else the prototypes of an mpi_proto.h."""
     names = set()
+    if proto.endswith(".txt"):
+        for line in open(proto):
+            f = line.split("\t")
+            if len(f) >= 2 and f[1].startswith("MPI_") and not f[1].endswith("_c"):
+                names.add(f[1][4:])
+        return names
     for m in re.finditer(r"^(?:int|double|MPI_Aint|MPI_Fint|MPI_\w+) \**MPI_(\w+)\s*\(", open(proto).read(), re.M):
         n = m.group(1)
         if n.upper() != n and not n.endswith("_c"):   # no MPI_DUP_FN-style macros, no large-count _c twins
@@ -99,7 +107,7 @@ def render(abi, done):
     total = len(abi)
     ndone = len(abi & done)
     out.append(f"{ndone} of the {total} C functions of MPICH 4.0's ABI are implemented (read from `mpi/` by "
-               "`scripts/mpi/support.py`; the large-count `_c` variants are not counted). Every other "
+               "`scripts/mpi/support.py`; the large-count `_c` variants and the `MPIX_` extensions are not counted). Every other "
                "one is a stub (see below).")
     out.append("")
     out.append("| family | implemented | stubs |")
@@ -118,7 +126,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ap.add_argument("--src", default=os.path.join(top, "mpi"))
-    ap.add_argument("--proto", default=DEFAULT_PROTO)
+    listed = os.path.join(top, "mpi", "gen", "functions.txt")
+    ap.add_argument("--proto", default=listed if os.path.exists(listed) else DEFAULT_PROTO,
+                    help="mpi/gen/functions.txt (default) or MPICH's mpi_proto.h")
     ap.add_argument("--out")
     a = ap.parse_args()
     if not os.path.exists(a.proto):
