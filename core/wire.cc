@@ -97,7 +97,8 @@ DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hd
 DecodeError decode_rts(const void *buf, size_t len, const MsgHdr &hdr, RndvDesc *out) {
     if (len != sizeof(MsgHdr) + sizeof(RndvDesc)) return DecodeError::kBadLength;
     std::memcpy(out, static_cast<const char *>(buf) + sizeof(MsgHdr), sizeof(*out));
-    if (out->length != hdr.length || out->length == 0) return DecodeError::kBadLength;
+    // Zero bytes: a synchronous send (rdmx_issend) of an empty message.
+    if (out->length != hdr.length) return DecodeError::kBadLength;
     if (out->addr + out->length < out->addr || (out->flags & ~kDescPut) != 0) return DecodeError::kBadField;
     return DecodeError::kOk;
 }

@@ -160,6 +160,14 @@ int err_from_rdmx(rdmx_status_t st)
 
 int err_unsupported(const char *call)
 {
+    // Files default to MPI_ERRORS_RETURN (MPI 4.0, 14.7): a program that
+    // tries MPI_File_open and falls back to POSIX I/O (HDF5 does) must get
+    // the error back instead of losing the job.
+    if (std::strncmp(call, "MPI_File_", 9) == 0) {
+        std::snprintf(t_last_detail, sizeof t_last_detail, "%s is not supported by rdmx's MPI library", call);
+        t_last_code = MPI_ERR_UNSUPPORTED_OPERATION;
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    }
     return err_raise(MPI_COMM_WORLD, MPI_ERR_UNSUPPORTED_OPERATION, call,
                      "not supported by rdmx's MPI library (docs/mpi.md lists what is)");
 }

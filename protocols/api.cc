@@ -41,15 +41,16 @@ rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, Handle *h, int space
 namespace rdmx::api {
 
 rdmx_status_t do_isend(const Handle &h, int space, const void *buf, size_t len, int dest, int tag,
-                       rdmx_request_h *req_p) {
+                       rdmx_request_h *req_p, bool sync) {
     if (dest == RDMX_PROC_NULL) return RDMX_OK;  // complete at post: *req_p stays NULL
     Ctx *ctx = h.c;
     const int peer = h.v->to_engine(dest);
     rdmx::note_app_call(ctx);
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
     // Complete at post: no request, *req_p stays NULL (a finished handle).
-    if (rdmx::send_at_post(ctx, peer, static_cast<uint8_t>(space), h.v->id, tag, buf, len)) return RDMX_OK;
+    if (!sync && rdmx::send_at_post(ctx, peer, static_cast<uint8_t>(space), h.v->id, tag, buf, len)) return RDMX_OK;
     rdmx_request *r = rdmx::req_alloc(ctx, ReqKind::kSend, h.v);
+    r->sync = sync;
     r->buf = const_cast<void *>(buf);
     r->len = len;
     r->peer = peer;
@@ -211,6 +212,14 @@ rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf
 
 rdmx_status_t rdmx_isend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p) {
     return rdmx_isend_in(ctx, RDMX_TAGSPACE_USER, buf, len, dest, tag, req_p);
+}
+
+rdmx_status_t rdmx_issend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p) {
+    if (req_p != nullptr) *req_p = nullptr;
+    const int sp = RDMX_TAGSPACE_USER;
+    Handle h;
+    if (rdmx_status_t st = check_p2p("rdmx_issend", ctx, &h, sp, buf, len, dest, false, tag, req_p)) return st;
+    return guarded("rdmx_issend", [&] { return do_isend(h, sp, buf, len, dest, tag, req_p, true); });
 }
 
 rdmx_status_t rdmx_irecv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_request_h *req_p) {

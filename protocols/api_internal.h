@@ -200,8 +200,9 @@ inline rdmx_status_t finish(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
 
 // api.cc: a checked point-to-point post on a communicator (space may be
 // the engine's own).
+// sync: rdmx_issend's send (rendezvous whatever the size).
 rdmx_status_t do_isend(const Handle &h, int space, const void *buf, size_t len, int dest, int tag,
-                       rdmx_request_h *req_p);
+                       rdmx_request_h *req_p, bool sync = false);
 rdmx_status_t do_irecv(const Handle &h, int space, void *buf, size_t len, int source, int tag, rdmx_request_h *req_p);
 
 }  // namespace rdmx::api

@@ -77,6 +77,7 @@ rdmx_request *req_alloc(Ctx *c, ReqKind kind, CommView *comm) {
     r->exposed = false;
     r->fin_status = RDMX_OK;
     r->sq_id = 0;
+    r->sync = false;
     return r;
 }
 
@@ -146,7 +147,7 @@ bool post_msg(Ctx *c, int peer, wire::MsgType type, uint8_t space, uint32_t comm
 
 // Posts one queued send if resources allow; false leaves it queued.
 static bool try_send(Ctx *c, int peer, rdmx_request *r) {
-    if (r->len >= c->rndv_thresh) {
+    if (r->len >= c->rndv_thresh || r->sync) {
         // An exposure may go ahead of the RTS (a window bind): one more slot.
         if (!can_post(c, peer, sizeof(wire::RndvDesc), 1)) return false;
         (void)rndv_send_start(c, peer, r);

@@ -39,6 +39,7 @@ struct rdmx_request : rdmx::PostedEntry {
     uint8_t space = 0;
     bool matched = false;
     bool blocking_user = false;
+    bool sync = false;                // send: rendezvous whatever the size (rdmx_issend)
     // Rendezvous.
     uint64_t cookie = 0;              // send: our transfer id; recv: the sender's
     rdmx::XferMem mem;                // what the peer's transport holds for this transfer

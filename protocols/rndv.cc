@@ -39,7 +39,8 @@ rdmx_status_t rndv_send_start(Ctx *c, int peer, rdmx_request *r) {
     // Put exposes nothing: the receiver answers with a CTS naming its buffer.
     r->put = t->prefer_put();
     wire::RndvDesc d{reinterpret_cast<uint64_t>(r->buf), r->len, 0, r->put ? wire::kDescPut : 0};
-    if (!r->put) {
+    // A synchronous send of no bytes exposes nothing: the receiver reads nothing.
+    if (!r->put && r->len != 0) {
         rdmx_status_t st = t->expose(peer, r->buf, r->len, Access::kRemoteRead, &r->mem, &d.rkey);
         if (st != RDMX_OK) {
             rndv_release(c, r);

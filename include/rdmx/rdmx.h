@@ -192,6 +192,12 @@ RDMX_API rdmx_status_t rdmx_recv(rdmx_context_h ctx, void *buf, size_t len, int 
  *  Errors: INVALID_ARG, PEER_LOST, DEVICE, NO_MEMORY (the request's own
  *  status may also be PEER_LOST or PROTOCOL when the peer fails later). */
 RDMX_API rdmx_status_t rdmx_isend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p);
+/** Synchronous nonblocking send (MPI_Issend): as rdmx_isend, but the
+ *  request completes only once a matching receive has taken the message
+ *  (the rendezvous protocol whatever the size, so the receiver's match is
+ *  what releases the sender); never completed at post, so *req_p is NULL
+ *  on success only for RDMX_PROC_NULL. Errors: as rdmx_isend. */
+RDMX_API rdmx_status_t rdmx_issend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p);
 /** Nonblocking receive; see rdmx_recv for matching and truncation. On an
  *  error return *req_p is NULL. Errors: INVALID_ARG, PEER_LOST (source has
  *  failed), DEVICE; completion may report TRUNCATE, PEER_LOST, CANCELED. */

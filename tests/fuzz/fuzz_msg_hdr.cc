@@ -77,7 +77,8 @@ unsigned msg_hdr(const uint8_t *data, size_t size) {
     if (h.type == static_cast<uint8_t>(MsgType::kRts)) {
         RndvDesc want;
         std::memcpy(&want, data + sizeof(MsgHdr), sizeof(want));
-        const bool ok = want.length == h.length && want.length != 0 && want.addr + want.length >= want.addr &&
+        // Length 0 is an empty synchronous send (rdmx_issend): valid.
+        const bool ok = want.length == h.length && want.addr + want.length >= want.addr &&
                         (want.flags & ~kDescPut) == 0;
         RDMX_FUZZ_CHECK((er == DecodeError::kOk) == ok);
         if (er == DecodeError::kOk) {

@@ -57,13 +57,14 @@ unsigned rndv_desc(const uint8_t *data, size_t size) {
 
     RndvDesc d;
     const DecodeError er = decode_rts(msg, n, h, &d);
-    const bool body_ok = body.length == h.length && body.length != 0 && body.addr + body.length >= body.addr &&
+    // Length 0 is an empty synchronous send (rdmx_issend): valid.
+    const bool body_ok = body.length == h.length && body.addr + body.length >= body.addr &&
                          (body.flags & ~kDescPut) == 0;
     RDMX_FUZZ_CHECK((er == DecodeError::kOk) == body_ok);
     if (er == DecodeError::kOk) {
         RDMX_FUZZ_CHECK(std::memcmp(&d, &body, sizeof(d)) == 0);
-        RDMX_FUZZ_CHECK(d.addr + d.length > d.addr);  // a non-empty range that does not wrap
-    } else if (body.length == 0 || body.length != h.length) {
+        RDMX_FUZZ_CHECK(d.addr + d.length >= d.addr);  // a range that does not wrap
+    } else if (body.length != h.length) {
         RDMX_FUZZ_CHECK(er == DecodeError::kBadLength);
     } else {
         RDMX_FUZZ_CHECK(er == DecodeError::kBadField);
