@@ -11,6 +11,9 @@
 #   --out FILE     replace the netpipe-sm / netpipe-rc begin/end blocks of FILE
 #                  (docs/mpi.md) with the tables
 #   --raw DIR      keep NetPIPE's outputs in DIR (default: a temporary directory)
+#   --barrier-shim preload scripts/mpi/barrier_shim.c's MPI_Barrier (from
+#                  point-to-point) into the rdmx runs, for a library whose
+#                  MPI_Barrier is still a stub; the table says so
 #   --timeout S    limit for each NPmpich2 run (default: 120 natively, 240 in
 #                  the guest, which gets two runs' worth plus its boot)
 #
@@ -30,7 +33,7 @@ note() { echo "$prog: $*" >&2; }
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 top="$(cd -- "$here/../.." && pwd -P)"
 self="$here/$(basename -- "${BASH_SOURCE[0]}")"
-build="$top/build"; where=both; out=""; raw=""; run_timeout=""; inside=""
+build="$top/build"; where=both; out=""; raw=""; run_timeout=""; inside=""; shim=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || die "--build needs a value"; build="$2"; shift 2 ;;
@@ -38,6 +41,7 @@ while [ $# -gt 0 ]; do
     --out) [ $# -ge 2 ] || die "--out needs a value"; out="$2"; shift 2 ;;
     --raw) [ $# -ge 2 ] || die "--raw needs a value"; raw="$2"; shift 2 ;;
     --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; run_timeout="$2"; shift 2 ;;
+    --barrier-shim) shim=1; shift ;;
     --inside-guest) inside=1; shift ;;   # internal: the guest half of --where rc
     --np-args-rc) [ $# -ge 2 ] || die "--np-args-rc needs a value"; NP_ARGS_RC="$2"; shift 2 ;;  # internal
     -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -73,7 +77,7 @@ run() {
 
 run_sm() {
   # shellcheck disable=SC2086
-  run rdmx.sm "${ompi[@]}" -x RDMX_TRANSPORTS=sm,self -x LD_LIBRARY_PATH="$libdir" "$np" $NP_ARGS_SM -o np.rdmx.sm
+  run rdmx.sm "${ompi[@]}" -x RDMX_TRANSPORTS=sm,self -x LD_LIBRARY_PATH="$libdir" "${preload[@]}" "$np" $NP_ARGS_SM -o np.rdmx.sm
   # shellcheck disable=SC2086
   run mpich.sm env -u LD_LIBRARY_PATH mpiexec.mpich -n 2 "$np" $NP_ARGS_SM -o np.mpich.sm
 }
@@ -82,7 +86,7 @@ run_rc() {  # inside the guest
   local ucx=(UCX_TLS=rc_v,self UCX_UD_ETH_DGID_CHECK=n)
   # shellcheck disable=SC2086
   run rdmx.rc "${ompi[@]}" -x RDMX_TRANSPORTS=rc,self -x RDMX_DEVICE=rxe0,rxe1 -x LD_LIBRARY_PATH="$libdir" \
-    "$np" $NP_ARGS_RC -o np.rdmx.rc
+    "${preload[@]}" "$np" $NP_ARGS_RC -o np.rdmx.rc
   # shellcheck disable=SC2086
   run mpich.rc env -u LD_LIBRARY_PATH mpiexec.mpich \
     -n 1 -env UCX_NET_DEVICES rxe0:1 -env "${ucx[0]%%=*}" "${ucx[0]#*=}" -env "${ucx[1]%%=*}" "${ucx[1]#*=}" \
@@ -93,6 +97,8 @@ run_rc() {  # inside the guest
 
 if [ -n "$inside" ]; then
   { [ -n "$raw" ] && [ -n "$run_timeout" ]; } || die "--inside-guest needs --raw and --timeout"
+  preload=()
+  [ "$shim" = 0 ] || preload=(-x "LD_PRELOAD=$raw/libbarrier_shim.so")   # built by the host half
   ulimit -l unlimited 2>/dev/null || true
   run_rc
   exit 0
@@ -107,6 +113,13 @@ else
   mkdir -p "$raw"; raw="$(cd -- "$raw" && pwd -P)"
 fi
 
+preload=(); shim_arg=()
+if [ "$shim" = 1 ]; then
+  preload=(-x "LD_PRELOAD=$raw/libbarrier_shim.so"); shim_arg=(--barrier-shim)
+  "$build/mpi/rdmx-mpicc" -O2 -shared -fPIC "$here/barrier_shim.c" -o "$raw/libbarrier_shim.so" ||
+    die "cannot build the barrier shim"
+fi
+
 user_timeout="$run_timeout"
 if [ "$where" != rc ]; then
   run_timeout="${user_timeout:-120}"
@@ -116,13 +129,14 @@ if [ "$where" != sm ]; then
   run_timeout="${user_timeout:-240}"
   note "booting the guest for the rc runs"
   "$top/scripts/vm/run.sh" --timeout $((2 * run_timeout + 120)) -- \
-    "$self" --inside-guest --build "$build" --raw "$raw" --timeout "$run_timeout" --np-args-rc "$NP_ARGS_RC" ||
+    "$self" --inside-guest --build "$build" --raw "$raw" --timeout "$run_timeout" --np-args-rc "$NP_ARGS_RC" \
+    "${shim_arg[@]}" ||
     note "the guest run failed (status $?)"
 fi
 
-python3 - "$raw" "$where" "$out" "$NP_ARGS_SM" "$NP_ARGS_RC" <<'PY'
+python3 - "$raw" "$where" "$out" "$NP_ARGS_SM" "$NP_ARGS_RC" "$shim" <<'PY'
 import os, re, sys
-raw, where, out, args_sm, args_rc = sys.argv[1:]
+raw, where, out, args_sm, args_rc, shim = sys.argv[1:]
 
 def load(name):
     path = os.path.join(raw, "np." + name)
@@ -152,6 +166,9 @@ for tr in ("sm", "rc"):
              "| bytes | rdmx Mbps | rdmx usec | MPICH 4.0 Mbps | MPICH 4.0 usec |",
              "| ---: | ---: | ---: | ---: | ---: |"]
     lines += [f"| {s} {cell(r, s)} {cell(m, s)} |" for s in sizes]
+    if shim == "1":
+        lines.append("\nrdmx runs with scripts/mpi/barrier_shim.c preloaded (MPI_Barrier from point-to-point: "
+                     "the library's own MPI_Barrier was still a stub).")
     if not r:
         lines.append(f"\n(rdmx: no result; see the rdmx.{tr} log)")
     if not m:
