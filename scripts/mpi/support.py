@@ -102,7 +102,7 @@ def implemented(src):
 def render(abi, done):
     out = []
     groups = {}
-    for n in sorted(abi | done):
+    for n in sorted(abi):
         groups.setdefault(family(n), ([], []))[0 if n in done else 1].append(n)
     total = len(abi)
     ndone = len(abi & done)
