@@ -14,6 +14,7 @@
 #   --barrier-shim preload scripts/mpi/barrier_shim.c's MPI_Barrier (from
 #                  point-to-point) into the rdmx runs, for a library whose
 #                  MPI_Barrier is still a stub; the table says so
+#   --report-only  run nothing: make the tables from an earlier --raw DIR
 #   --timeout S    limit for each NPmpich2 run (default: 120 natively, 240 in
 #                  the guest, which gets two runs' worth plus its boot)
 #
@@ -33,7 +34,7 @@ note() { echo "$prog: $*" >&2; }
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 top="$(cd -- "$here/../.." && pwd -P)"
 self="$here/$(basename -- "${BASH_SOURCE[0]}")"
-build="$top/build"; where=both; out=""; raw=""; run_timeout=""; inside=""; shim=0
+build="$top/build"; where=both; out=""; raw=""; run_timeout=""; inside=""; shim=0; report_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || die "--build needs a value"; build="$2"; shift 2 ;;
@@ -42,6 +43,7 @@ while [ $# -gt 0 ]; do
     --raw) [ $# -ge 2 ] || die "--raw needs a value"; raw="$2"; shift 2 ;;
     --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; run_timeout="$2"; shift 2 ;;
     --barrier-shim) shim=1; shift ;;
+    --report-only) report_only=1; shift ;;
     --inside-guest) inside=1; shift ;;   # internal: the guest half of --where rc
     --np-args-rc) [ $# -ge 2 ] || die "--np-args-rc needs a value"; NP_ARGS_RC="$2"; shift 2 ;;  # internal
     -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -114,18 +116,20 @@ else
 fi
 
 preload=(); shim_arg=()
-if [ "$shim" = 1 ]; then
+if [ "$shim" = 1 ] && [ "$report_only" = 0 ]; then
   preload=(-x "LD_PRELOAD=$raw/libbarrier_shim.so"); shim_arg=(--barrier-shim)
   "$build/mpi/rdmx-mpicc" -O2 -shared -fPIC "$here/barrier_shim.c" -o "$raw/libbarrier_shim.so" ||
     die "cannot build the barrier shim"
 fi
 
 user_timeout="$run_timeout"
-if [ "$where" != rc ]; then
+if [ "$report_only" = 1 ]; then
+  [ -d "$raw" ] || die "--report-only needs the --raw DIR of an earlier run"
+elif [ "$where" != rc ]; then
   run_timeout="${user_timeout:-120}"
   run_sm
 fi
-if [ "$where" != sm ]; then
+if [ "$where" != sm ] && [ "$report_only" = 0 ]; then
   run_timeout="${user_timeout:-240}"
   note "booting the guest for the rc runs"
   "$top/scripts/vm/run.sh" --timeout $((2 * run_timeout + 120)) -- \
@@ -134,9 +138,11 @@ if [ "$where" != sm ]; then
     note "the guest run failed (status $?)"
 fi
 
-python3 - "$raw" "$where" "$out" "$NP_ARGS_SM" "$NP_ARGS_RC" "$shim" <<'PY'
+# rdmx's settings from the environment go into the tables' captions.
+rdmx_env="$(env | grep '^RDMX_' | grep -v '^RDMX_VM_' | sort | tr '\n' ' ' || true)"
+python3 - "$raw" "$where" "$out" "$NP_ARGS_SM" "$NP_ARGS_RC" "$shim" "$rdmx_env" <<'PY'
 import os, re, sys
-raw, where, out, args_sm, args_rc, shim = sys.argv[1:]
+raw, where, out, args_sm, args_rc, shim, rdmx_env = sys.argv[1:]
 
 def load(name):
     path = os.path.join(raw, "np." + name)
@@ -161,7 +167,8 @@ for tr in ("sm", "rc"):
     r, m = load("rdmx." + tr), load("mpich." + tr)
     sizes = sorted(set(r) | set(m))
     head = {"sm": "natively over shared memory", "rc": "in the Soft-RoCE guest over rc (rxe0 <-> rxe1)"}[tr]
-    lines = [f"NPmpich2 {args_sm if tr == 'sm' else args_rc}, 2 ranks, {head}",
+    env = f"; rdmx with {rdmx_env.strip()}" if rdmx_env.strip() else ""
+    lines = [f"NPmpich2 {args_sm if tr == 'sm' else args_rc}, 2 ranks, {head}{env}",
              "",
              "| bytes | rdmx Mbps | rdmx usec | MPICH 4.0 Mbps | MPICH 4.0 usec |",
              "| ---: | ---: | ---: | ---: | ---: |"]
