@@ -19,6 +19,7 @@
 
 #include "comm.h"
 #include "errors.h"
+#include "request.h"
 #include "state.h"
 
 namespace rdmx::mpi {
@@ -48,6 +49,12 @@ using namespace rdmx::mpi;
 namespace {
 
 std::thread::id g_main_thread;
+
+// How long MPI_Finalize lets requests the application freed while active
+// (MPI_Request_free, buffered sends) finish before rdmx cancels them: the
+// matching receives were posted before finalize (the program's duty), so
+// this is a bound for a broken program, not a wait a correct one sees.
+constexpr double kDetachedDrainSeconds = 10.0;
 
 rdmx_thread_level_t rdmx_threads_for(int level)
 {
@@ -100,6 +107,8 @@ RDMXMPI_API int PMPI_Finalize(void)
 {
     if (int rc = require_running("MPI_Finalize")) return rc;
     State &s = state();
+    const double deadline = rdmx_wtime() + kDetachedDrainSeconds;
+    while (!req_reap() && rdmx_wtime() < deadline) rdmx_progress(s.world);
     comm_teardown();
     s.phase.store(Phase::kFinalized, std::memory_order_release);
     rdmx_status_t st = rdmx_finalize(s.world);

@@ -57,7 +57,7 @@ typedef long MPI_Offset;
 /* MPICH's order: the count split in two ints, then the three public fields. */
 typedef struct MPI_Status {
     int count_lo;
-    int count_hi_and_cancelled;   /* bit 0: cancelled; bits 1..31: count >> 31 */
+    int count_hi_and_cancelled;   /* bit 0: cancelled; bits 1..31: count >> 32 */
     int MPI_SOURCE;
     int MPI_TAG;
     int MPI_ERROR;
