@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds rdmx's Debian packages (librdmx0, librdmx-dev, rdmx-tools) from a
+# Builds rdmx's Debian packages (librdmx0, librdmx-dev, rdmx-tools, rdmx-mpich) from a
 # copy of this checkout with dpkg-buildpackage, then checks them: what each
 # holds, that nothing depends on MPI, and that the examples build and run
 # against the unpacked packages alone (docs/quickstart.md's commands, as
@@ -34,7 +34,7 @@ command -v ccache >/dev/null && [ -z "${RDMX_NO_CCACHE:-}" ] &&
 
 arch="$(dpkg-architecture -qDEB_HOST_MULTIARCH)"
 root="$out/root"
-for p in librdmx0 librdmx-dev rdmx-tools; do
+for p in librdmx0 librdmx-dev rdmx-tools rdmx-mpich; do
   deb="$(ls "$out"/${p}_*.deb 2>/dev/null | head -1)"
   [ -n "$deb" ] || fail "no $p package was built"
   dpkg-deb -x "$deb" "$root"
@@ -43,7 +43,8 @@ for p in librdmx0 librdmx-dev rdmx-tools; do
   ! grep -qi 'mpi' <<<"$deps" || fail "$p depends on MPI: $deps"
 done
 for f in "usr/lib/$arch/librdmx.so.0" "usr/include/rdmx/rdmx.h" "usr/lib/$arch/pkgconfig/rdmx.pc" \
-         "usr/lib/$arch/cmake/rdmx/rdmxConfig.cmake" "usr/bin/rdmx-bench" "usr/bin/rdmx-info"; do
+         "usr/lib/$arch/cmake/rdmx/rdmxConfig.cmake" "usr/bin/rdmx-bench" "usr/bin/rdmx-info" \
+         "usr/lib/$arch/rdmx-mpich/libmpich.so.12" "usr/include/rdmx-mpich/mpi.h" "usr/bin/rdmx-mpicc"; do
   [ -e "$root/$f" ] || fail "$f is in no package"
 done
 drv="$top/tests/examples/run_examples.sh"
@@ -55,4 +56,4 @@ bash "$drv" run ring 0 >"$out/example-run.log" 2>&1 || { tail -20 "$out/example-
 bash "$drv" run halo2d-serial >>"$out/example-run.log" 2>&1 || { tail -20 "$out/example-run.log"; fail "halo2d did not run"; }
 LD_LIBRARY_PATH="$root/usr/lib/$arch" "$root/usr/bin/rdmx-info" >/dev/null 2>&1 ||
   [ $? -ne 127 ] || fail "rdmx-info from the package does not start"
-say "PASS: librdmx0, librdmx-dev, rdmx-tools built; the examples build and run against them"
+say "PASS: librdmx0, librdmx-dev, rdmx-tools, rdmx-mpich built; the examples build and run against them"

@@ -36,7 +36,7 @@ native=0
 # build and run against them (scripts/deb.sh).
 echo "==== Debian packages ($(stamp)) ===="
 if "$top/scripts/deb.sh" "$bdir-deb"; then
-  echo "packages: PASS (librdmx0, librdmx-dev, rdmx-tools; examples built against them)" >"$bdir/packages.txt"
+  echo "packages: PASS (librdmx0, librdmx-dev, rdmx-tools, rdmx-mpich; examples built against them)" >"$bdir/packages.txt"
 else
   echo "packages: FAIL" >"$bdir/packages.txt"; native=1
 fi
