@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "check.h"
+#include "../check.h"
 
 static int g_size;
 static MPI_Datatype g_vec;   /* 2 ints with a hole: [x . y], extent 3 ints */

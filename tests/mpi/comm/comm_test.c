@@ -4,7 +4,7 @@
  * setting), the Group_* calls, keyvals and the predefined attributes. */
 #include <string.h>
 
-#include "check.h"
+#include "../check.h"
 
 static int g_size;
 

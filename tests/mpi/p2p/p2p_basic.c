@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "check.h"
+#include "../check.h"
 
 static int g_size;
 

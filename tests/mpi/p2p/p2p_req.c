@@ -5,7 +5,7 @@
  * check the local calls). */
 #include <string.h>
 
-#include "check.h"
+#include "../check.h"
 
 static int g_size;
 

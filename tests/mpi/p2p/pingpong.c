@@ -7,7 +7,7 @@
 #include <rdmx/rdmx.h>
 #include <string.h>
 
-#include "check.h"
+#include "../check.h"
 
 static int g_rdmx_mode;
 static rdmx_context_h g_ctx;

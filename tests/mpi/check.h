@@ -1,7 +1,8 @@
-/* Checks for the MPI layer's point-to-point tests: a failed check names
- * the rank, the line and the values, then ends the job. */
-#ifndef RDMX_MPI_P2P_CHECK_H
-#define RDMX_MPI_P2P_CHECK_H
+/* Checks for the MPI layer's test programs (point-to-point, communicators,
+ * collectives): a failed check names the rank, the line and the values,
+ * then ends the job. */
+#ifndef RDMX_MPI_CHECK_H
+#define RDMX_MPI_CHECK_H
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
