@@ -74,7 +74,7 @@ int dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call) {
     Comm *n = comm_get(*newcomm);
     rc = comm_attrs_copy(comm, c, *newcomm, n);
     if (rc != MPI_SUCCESS) {   // MPI: a failing copy callback fails the dup
-        comm_attrs_clear(*newcomm, n);
+        if (comm_attrs_clear(*newcomm, n) != MPI_SUCCESS) comm_attrs_drop(n);
         comm_release(*newcomm);
         *newcomm = MPI_COMM_NULL;
         return err_raise(comm, rc, call, "an attribute copy callback failed (%d)", rc);

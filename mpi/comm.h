@@ -44,5 +44,9 @@ void comm_teardown();
 // delete callbacks by MPI_Comm_free and MPI_Finalize; both return an MPI code.
 int comm_attrs_copy(MPI_Comm old_handle, Comm *from, MPI_Comm new_handle, Comm *to);
 int comm_attrs_clear(MPI_Comm handle, Comm *c);
+// Frees what comm_attrs_clear left behind (a delete callback failed) without
+// running callbacks: for a communicator that goes anyway (MPI_Finalize, a
+// failed dup), so its table is not leaked.
+void comm_attrs_drop(Comm *c);
 
 }  // namespace rdmx::mpi

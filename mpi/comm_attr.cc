@@ -256,6 +256,16 @@ int comm_attrs_clear(MPI_Comm handle, Comm *c) {
     return MPI_SUCCESS;
 }
 
+void comm_attrs_drop(Comm *c) {
+    AttrState &s = attr_state();
+    std::lock_guard lk(s.mu);
+    if (c == nullptr || c->attrs == nullptr) return;
+    for (const auto &[keyval, value] : c->attrs->items)
+        if (Keyval *k = keyval_of(keyval)) unref(k);
+    delete c->attrs;
+    c->attrs = nullptr;
+}
+
 }  // namespace rdmx::mpi
 
 using namespace rdmx::mpi;

@@ -118,10 +118,14 @@ void comm_teardown()
 {
     // MPI: MPI_Finalize first deletes MPI_COMM_SELF's attributes (libraries
     // hang their cleanup there), then the rest go with their communicators.
-    if (Comm *s = comm_get(MPI_COMM_SELF)) comm_attrs_clear(MPI_COMM_SELF, s);
+    // A failing delete callback leaves its attributes; the communicator goes
+    // anyway, so they are dropped (not leaked).
+    if (Comm *s = comm_get(MPI_COMM_SELF); s && comm_attrs_clear(MPI_COMM_SELF, s) != MPI_SUCCESS)
+        comm_attrs_drop(s);
     for (int slot = kMaxComms - 1; slot >= 0; --slot) {
         MPI_Comm h = handle_of(slot);
-        if (Comm *c = comm_get(h); c && slot != kSelfSlot) comm_attrs_clear(h, c);
+        if (Comm *c = comm_get(h); c && slot != kSelfSlot && comm_attrs_clear(h, c) != MPI_SUCCESS)
+            comm_attrs_drop(c);
     }
     std::lock_guard<std::mutex> lock(table().mu);
     for (int slot = kMaxComms - 1; slot >= 0; --slot) release_slot(slot);

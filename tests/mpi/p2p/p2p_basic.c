@@ -10,17 +10,24 @@
 
 static int g_size;
 
+/* Element i of the pattern for seed: computed unsigned, so large seeds wrap
+ * (defined) instead of overflowing int (undefined). */
+static int pattern(int seed, int i)
+{
+    return (int)((unsigned)seed * 1000003u + (unsigned)i);
+}
+
 static void fill(int *v, int n, int seed)
 {
-    for (int i = 0; i < n; ++i) v[i] = seed * 1000003 + i;
+    for (int i = 0; i < n; ++i) v[i] = pattern(seed, i);
 }
 
 static void expect(const int *v, int n, int seed)
 {
     for (int i = 0; i < n; ++i)
-        if (v[i] != seed * 1000003 + i) {
+        if (v[i] != pattern(seed, i)) {
             fprintf(stderr, "rank %d: element %d of %d is %d, expected %d (seed %d)\n", g_rank, i, n, v[i],
-                    seed * 1000003 + i, seed);
+                    pattern(seed, i), seed);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
 }
