@@ -8,8 +8,8 @@
 //   2. sends rdmx rank i one malformed message, case (FIRST + i) % kCases of
 //      the table in malformed() (headers: bad version, unknown type, eager
 //      length mismatch, sequence gap, negative tag; rendezvous: FIN, CTS or
-//      PutFin for a transfer never offered, RTS descriptors that are empty,
-//      disagree with the header, wrap around the address space or carry an
+//      PutFin for a transfer never offered, RTS descriptors with an undefined
+//      flag, that disagree with the header, wrap around the address space or carry an
 //      rkey the forger never registered, and a CTS that asks to write more
 //      than the message rank i really offered it): rank i must see its
 //      connection to the forger closed (RDMX_ERR_PROTOCOL) and nothing else;
@@ -346,7 +346,8 @@ void malformed(int c, const Forger &f, const w::MsgHdr &offer, const w::RndvDesc
     case 2: h.length = 4000; break;                                    // length mismatch
     case 3: h.seq = 5; break;                                          // sequence gap
     case 4: type(T::kFin); h.cookie = 0xdead; body.assign(8, 0); h.length = 0; break;  // FIN, never offered
-    case 5: type(T::kRts); h.length = 0; body.clear(); append(&body, w::RndvDesc{0x1000, 0, 0x1234, 0}); break;
+    case 5:  // RTS with a flag no version defines (an empty RTS is legal: a synchronous send of 0 bytes)
+        type(T::kRts); h.length = 0; body.clear(); append(&body, w::RndvDesc{0x1000, 0, 0x1234, 0x80}); break;
     case 6: h.tag = -7; break;                                         // negative tag
     case 7:                                                            // CTS for a send never offered
         type(T::kCts); h.cookie = 0xbeef; h.length = 1; body.clear();
