@@ -56,6 +56,12 @@ int check_count(const Call &k, int count, const char *what);
 int check_type(const Call &k, MPI_Datatype dt, TypeView *v, const char *what);
 int check_root(const Call &k, int root);
 int check_counts(const Call &k, const int counts[], const char *what);   // size entries, all >= 0
+// The two halves of a symmetric collective (allgather, alltoall, blocking or
+// not): the receive count and type, the send ones unless sendbuf is
+// MPI_IN_PLACE, and signatures of the same size (else MPI_ERR_TRUNCATE).
+// *len_p: one rank's block in bytes.
+int check_symmetric(const Call &k, const void *sendbuf, int scount, MPI_Datatype stype, TypeView *sv, int rcount,
+                    MPI_Datatype rtype, TypeView *rv, size_t *len_p);
 int rdmx_error(const Call &k, const char *what, rdmx_status_t st);
 int no_mem(const Call &k);
 

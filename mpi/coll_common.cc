@@ -35,6 +35,23 @@ int check_root(const Call &k, int root) {
     return err_raise(k.h, MPI_ERR_ROOT, k.name, "invalid root %d in a communicator of size %d", root, k.c->size);
 }
 
+int check_symmetric(const Call &k, const void *sendbuf, int scount, MPI_Datatype stype, TypeView *sv, int rcount,
+                    MPI_Datatype rtype, TypeView *rv, size_t *len_p) {
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    int rc = check_count(k, rcount, "recvcount");
+    if (rc == MPI_SUCCESS) rc = check_type(k, rtype, rv, "recvtype");
+    if (rc == MPI_SUCCESS && !in_place) rc = check_count(k, scount, "sendcount");
+    if (rc == MPI_SUCCESS && !in_place) rc = check_type(k, stype, sv, "sendtype");
+    if (rc != MPI_SUCCESS) return rc;
+    *len_p = static_cast<size_t>(rcount) * rv->size;
+    const size_t sent = static_cast<size_t>(scount) * sv->size;
+    if (!in_place && sent != *len_p)
+        return err_raise(k.h, MPI_ERR_TRUNCATE, k.name,
+                         "this rank sends %zu bytes but its receive signature holds %zu (type signatures differ)", sent,
+                         *len_p);
+    return MPI_SUCCESS;
+}
+
 int check_counts(const Call &k, const int counts[], const char *what) {
     if (counts == nullptr) return err_raise(k.h, MPI_ERR_ARG, k.name, "%s is NULL", what);
     for (int i = 0; i < k.c->size; ++i)

@@ -99,15 +99,9 @@ RDMXMPI_API int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype
     TypeView sv, rv;
     const bool in_place = sendbuf == MPI_IN_PLACE;
     int rc = coll_begin(comm, "MPI_Iallgather", &k);
-    if (rc == MPI_SUCCESS) rc = check_count(k, recvcount, "recvcount");
-    if (rc == MPI_SUCCESS) rc = check_type(k, recvtype, &rv, "recvtype");
-    if (rc == MPI_SUCCESS && !in_place) rc = check_count(k, sendcount, "sendcount");
-    if (rc == MPI_SUCCESS && !in_place) rc = check_type(k, sendtype, &sv, "sendtype");
+    size_t len = 0;
+    if (rc == MPI_SUCCESS) rc = check_symmetric(k, sendbuf, sendcount, sendtype, &sv, recvcount, recvtype, &rv, &len);
     if (rc != MPI_SUCCESS) return rc;
-    const size_t len = static_cast<size_t>(recvcount) * rv.size;
-    if (!in_place && static_cast<size_t>(sendcount) * sv.size != len)
-        return err_raise(k.h, MPI_ERR_TRUNCATE, k.name, "send and receive signatures differ (%zu and %zu bytes)",
-                         static_cast<size_t>(sendcount) * sv.size, len);
     try {
         auto s = std::make_shared<Scratch>();
         const int64_t total = static_cast<int64_t>(recvcount) * k.c->size;
@@ -137,15 +131,9 @@ RDMXMPI_API int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype 
     TypeView sv, rv;
     const bool in_place = sendbuf == MPI_IN_PLACE;
     int rc = coll_begin(comm, "MPI_Ialltoall", &k);
-    if (rc == MPI_SUCCESS) rc = check_count(k, recvcount, "recvcount");
-    if (rc == MPI_SUCCESS) rc = check_type(k, recvtype, &rv, "recvtype");
-    if (rc == MPI_SUCCESS && !in_place) rc = check_count(k, sendcount, "sendcount");
-    if (rc == MPI_SUCCESS && !in_place) rc = check_type(k, sendtype, &sv, "sendtype");
+    size_t len = 0;
+    if (rc == MPI_SUCCESS) rc = check_symmetric(k, sendbuf, sendcount, sendtype, &sv, recvcount, recvtype, &rv, &len);
     if (rc != MPI_SUCCESS) return rc;
-    const size_t len = static_cast<size_t>(recvcount) * rv.size;
-    if (!in_place && static_cast<size_t>(sendcount) * sv.size != len)
-        return err_raise(k.h, MPI_ERR_TRUNCATE, k.name, "send and receive signatures differ (%zu and %zu bytes)",
-                         static_cast<size_t>(sendcount) * sv.size, len);
     try {
         auto s = std::make_shared<Scratch>();
         const int64_t total = static_cast<int64_t>(recvcount) * k.c->size;
