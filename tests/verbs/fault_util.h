@@ -45,10 +45,17 @@ inline rdmx_status_t wait_bounded(rdmx_request_h *r, double secs, const char *wh
 }
 
 // Starts `sh -c cmd` beside the job; returns its pid.
+// The child gets this process's environment without LD_PRELOAD: in ASan
+// trees the ranks have the sanitizer runtime preloaded, and an uninstrumented
+// tool (rdma, ip) run under it reports its own leaks at exit and fails.
 inline pid_t spawn_sh(const std::string &cmd) {
     pid_t pid = -1;
     const char *argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
-    int e = posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char **>(argv), environ);
+    std::vector<char *> env;
+    for (char **e = environ; *e; ++e)
+        if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0) env.push_back(*e);
+    env.push_back(nullptr);
+    int e = posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char **>(argv), env.data());
     RT_CHECK(e == 0, "posix_spawn(%s): %s", cmd.c_str(), std::strerror(e));
     return pid;
 }
