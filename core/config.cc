@@ -201,6 +201,18 @@ static std::string show_boot(const Config::BootMode &m) {
     }
 }
 
+static bool parse_yield(const char *s, Config::YieldMode *out) {
+    if (std::strcmp(s, "auto") == 0) *out = Config::YieldMode::kAuto;
+    else if (std::strcmp(s, "always") == 0) *out = Config::YieldMode::kAlways;
+    else if (std::strcmp(s, "never") == 0) *out = Config::YieldMode::kNever;
+    else return false;
+    return true;
+}
+
+static std::string show_yield(const Config::YieldMode &m) {
+    return m == Config::YieldMode::kAlways ? "always" : m == Config::YieldMode::kNever ? "never" : "auto";
+}
+
 static void load_rndv(Resolver &r, Config &c) {
     r.field<Config::RndvProto>("RDMX_RNDV_PROTO", "rendezvous protocol: get (receiver READs), put (sender WRITEs), "
                                "auto (put on soft RoCE, get elsewhere)", &c.rndv_proto, false,
@@ -380,6 +392,9 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     r.field<unsigned>("RDMX_SQ_DEPTH", "send-queue slots per connection, a power of two in [4, 1024] (testing "
                       "knob: a tiny ring exercises the full-queue paths)", &sq_depth, false, 0u, p_unsigned,
                       show_unsigned);
+    r.field<YieldMode>("RDMX_YIELD", "a spinning wait yields its CPU after each empty poll: auto (when the ranks on "
+                       "this host outnumber their CPUs), always, never", &yield, false, YieldMode::kAuto,
+                       parse_yield, show_yield);
     load_rndv(r, *this);
     load_sm(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;

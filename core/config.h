@@ -49,6 +49,11 @@ struct Config {
     unsigned spin_us = 200;        // RDMX_SPIN_US: a wait busy-polls this long before sleeping
     unsigned spin_max_us = 5000;   // RDMX_SPIN_MAX_US: how far that budget may grow (progress.cc, adapt_spin)
     unsigned sq_depth = 128;       // RDMX_SQ_DEPTH: send-queue slots per connection (a testing knob)
+    // RDMX_YIELD: whether a spinning wait gives up its CPU after each empty
+    // poll. auto: when the ranks on this host outnumber the CPUs they may run
+    // on (protocols/context.cc, decide_yield), as Open MPI's yield_when_idle.
+    enum class YieldMode : uint8_t { kAuto, kAlways, kNever };
+    YieldMode yield = YieldMode::kAuto;
     // Rendezvous.
     enum class RndvProto : uint8_t { kAuto, kGet, kPut };
     RndvProto rndv_proto = RndvProto::kAuto;  // RDMX_RNDV_PROTO: get (RDMA READ), put (RDMA WRITE)

@@ -19,15 +19,21 @@ constexpr uint16_t kLaneSm = 1;  // the rank offers shared memory to ranks on it
 constexpr uint16_t kLaneRc = 2;  // the rank offers rc
 constexpr size_t kSmAddressMax = 32;
 
+// The CPUs a rank may run on, for telling whether the ranks on a host
+// outnumber its CPUs: the first kCpuMaskBits as a bitmap, and the count.
+constexpr size_t kCpuMaskBits = 256;
+
 struct BootRecord {
     uint16_t version;              // wire::kVersion
     uint16_t lanes;                // kLane* bits
-    uint32_t reserved;
+    uint32_t cpus;                 // CPUs in the rank's affinity mask
     uint64_t job_key_candidate;
     uint64_t node;                 // equal on ranks that share memory (hostname + boot id, or RDMX_NODE_ID)
+    uint64_t host;                 // equal on ranks of one host (hostname + boot id, whatever RDMX_NODE_ID says)
+    uint64_t cpu_mask[kCpuMaskBits / 64];  // CPUs 0..255 of the affinity mask
     unsigned char sm[kSmAddressMax];  // the sm transport's address (SmAddress), when kLaneSm
 };
-static_assert(std::is_trivially_copyable_v<BootRecord> && sizeof(BootRecord) == 56);
+static_assert(std::is_trivially_copyable_v<BootRecord> && sizeof(BootRecord) == 96);
 
 struct RcRecord {
     RcAddr addr;                   // zero: no rc peer

@@ -88,6 +88,10 @@ struct rdmx_context final : rdmx::TransportSink {
     bool app_mt = true;
     bool engine_mt = true;
     bool progress_thread_on = false;  // RDMX_PROGRESS=thread in a job of more than one
+    // An empty poll in a spinning wait is followed by sched_yield (RDMX_YIELD;
+    // context.cc, decide_yield): with more ranks than CPUs, a rank that spins
+    // holds the CPU its peer needs to answer, for a whole scheduler slice.
+    bool yield_idle = false;
     // A wait's spin budget, ns: RDMX_SPIN_US, adapted up to RDMX_SPIN_MAX_US
     // (progress.cc, adapt_spin). Read and written by waiting threads without
     // the lock: a lost update only delays the adaptation by one wait.

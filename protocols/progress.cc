@@ -5,6 +5,7 @@
 // transports' descriptors (completion channel, CM and async fds, shared
 // memory wake-ups), so many ranks on few cores still progress.
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -318,7 +319,7 @@ template <class Done> static void wait_until(Ctx *c, Done done) {
     uint64_t start = 0, asleep_at = 0;
     for (unsigned spins = 1; !done(); ++spins) {
         if (spinning) {
-            progress(c, false);
+            if (progress(c, false) == 0 && c->yield_idle) sched_yield();
             if ((spins & 15) == 0) {
                 const uint64_t now = fast_ns();
                 if (start == 0) start = now;
@@ -437,7 +438,8 @@ static void progress_main(Ctx *c, std::promise<void> *placed) {
             continue;
         }
         if ((++spins & 15) != 0 || fast_ns() - last_busy < spin_ns) {
-            __builtin_ia32_pause();
+            if (c->yield_idle) sched_yield();
+            else __builtin_ia32_pause();
             continue;
         }
         block_on_fds(c, 100, true, true);
