@@ -5,6 +5,7 @@
 
 #include <rdmx/rdmx.h>
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,36 @@ struct Comm {
     CommAttrs *attrs = nullptr;           // owned; null until the first attribute is set
 };
 
+// The table behind comm_get (comm_core.cc owns it): slot 0 is WORLD, 1
+// SELF, the rest communicators made at run time, whose handles are MPICH's
+// indirect kind 0x84000000 | slot. Every point-to-point call looks its
+// communicator up here, so the lookup is inline: one atomic load, no lock.
+namespace comm_table {
+constexpr int kWorldSlot = 0;
+constexpr int kSelfSlot = 1;
+constexpr int kFirstDynamicSlot = 2;
+constexpr int kMaxComms = 4096;            // rdmx's own limit on live communicators
+constexpr MPI_Comm kDynamicKind = static_cast<MPI_Comm>(0x84000000);
+constexpr MPI_Comm kSlotMask = 0x0000ffff;
+extern std::atomic<Comm *> g_slots[kMaxComms];
+
+inline int slot_of(MPI_Comm h)
+{
+    if (h == MPI_COMM_WORLD) return kWorldSlot;
+    if (h == MPI_COMM_SELF) return kSelfSlot;
+    if ((h & ~kSlotMask) != kDynamicKind) return -1;
+    int s = h & kSlotMask;
+    return s >= kFirstDynamicSlot && s < kMaxComms ? s : -1;
+}
+}  // namespace comm_table
+
 // The Comm a handle names; nullptr for MPI_COMM_NULL, a freed communicator,
 // or a value that never was a communicator handle.
-Comm *comm_get(MPI_Comm handle);
+inline Comm *comm_get(MPI_Comm handle)
+{
+    const int s = comm_table::slot_of(handle);
+    return s < 0 ? nullptr : comm_table::g_slots[s].load(std::memory_order_acquire);
+}
 
 // Give a new Comm (owning ctx) a handle (MPI_COMM_NULL when the table is
 // full); comm_release frees the rdmx communicator (unless it is the world's

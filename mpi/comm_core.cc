@@ -15,32 +15,19 @@
 #include "state.h"
 
 namespace rdmx::mpi {
+namespace comm_table {
+constinit std::atomic<Comm *> g_slots[kMaxComms] = {};
+}  // namespace comm_table
+
 namespace {
 
-constexpr int kWorldSlot = 0;
-constexpr int kSelfSlot = 1;
-constexpr int kFirstDynamicSlot = 2;
-constexpr int kMaxComms = 4096;            // rdmx's own limit on live communicators
-constexpr MPI_Comm kDynamicKind = static_cast<MPI_Comm>(0x84000000);
-constexpr MPI_Comm kSlotMask = 0x0000ffff;
+using namespace comm_table;
 
-struct Table {
-    std::array<std::atomic<Comm *>, kMaxComms> slots{};
-    std::mutex mu;   // serialises register/release
-};
-Table &table()
+// Serialises register/release (lookups take no lock).
+std::mutex &table_mu()
 {
-    static Table t;
-    return t;
-}
-
-int slot_of(MPI_Comm h)
-{
-    if (h == MPI_COMM_WORLD) return kWorldSlot;
-    if (h == MPI_COMM_SELF) return kSelfSlot;
-    if ((h & ~kSlotMask) != kDynamicKind) return -1;
-    int s = h & kSlotMask;
-    return s >= kFirstDynamicSlot && s < kMaxComms ? s : -1;
+    static std::mutex mu;
+    return mu;
 }
 
 MPI_Comm handle_of(int slot)
@@ -52,7 +39,7 @@ MPI_Comm handle_of(int slot)
 
 void release_slot(int s)
 {
-    Comm *c = table().slots[s].exchange(nullptr, std::memory_order_acq_rel);
+    Comm *c = g_slots[s].exchange(nullptr, std::memory_order_acq_rel);
     if (!c) return;
     if (c->ctx && s != kWorldSlot) rdmx_comm_free(&c->ctx);
     delete c;   // its attributes went with comm_attrs_clear
@@ -60,19 +47,12 @@ void release_slot(int s)
 
 }  // namespace
 
-Comm *comm_get(MPI_Comm handle)
-{
-    int s = slot_of(handle);
-    return s < 0 ? nullptr : table().slots[s].load(std::memory_order_acquire);
-}
-
 MPI_Comm comm_register(Comm *comm)
 {
-    Table &t = table();
-    std::lock_guard<std::mutex> lock(t.mu);
+    std::lock_guard<std::mutex> lock(table_mu());
     for (int s = kFirstDynamicSlot; s < kMaxComms; ++s) {
-        if (!t.slots[s].load(std::memory_order_relaxed)) {
-            t.slots[s].store(comm, std::memory_order_release);
+        if (!g_slots[s].load(std::memory_order_relaxed)) {
+            g_slots[s].store(comm, std::memory_order_release);
             return handle_of(s);
         }
     }
@@ -83,7 +63,7 @@ void comm_release(MPI_Comm handle)
 {
     int s = slot_of(handle);
     if (s < 0) return;
-    std::lock_guard<std::mutex> lock(table().mu);
+    std::lock_guard<std::mutex> lock(table_mu());
     release_slot(s);
 }
 
@@ -96,7 +76,7 @@ int comm_setup(rdmx_context_h world)
     w->world_ranks.resize(static_cast<size_t>(w->size));
     for (int i = 0; i < w->size; ++i) w->world_ranks[static_cast<size_t>(i)] = i;
     w->name = "MPI_COMM_WORLD";
-    table().slots[kWorldSlot].store(w, std::memory_order_release);
+    g_slots[kWorldSlot].store(w, std::memory_order_release);
 
     // MPI_COMM_SELF: every rank alone, a split of the world by rank.
     rdmx_context_h self = nullptr;
@@ -110,7 +90,7 @@ int comm_setup(rdmx_context_h world)
     s->size = 1;
     s->world_ranks = {w->rank};
     s->name = "MPI_COMM_SELF";
-    table().slots[kSelfSlot].store(s, std::memory_order_release);
+    g_slots[kSelfSlot].store(s, std::memory_order_release);
     return MPI_SUCCESS;
 }
 
@@ -127,7 +107,7 @@ void comm_teardown()
         if (Comm *c = comm_get(h); c && slot != kSelfSlot && comm_attrs_clear(h, c) != MPI_SUCCESS)
             comm_attrs_drop(c);
     }
-    std::lock_guard<std::mutex> lock(table().mu);
+    std::lock_guard<std::mutex> lock(table_mu());
     for (int slot = kMaxComms - 1; slot >= 0; --slot) release_slot(slot);
 }
 

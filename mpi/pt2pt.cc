@@ -405,9 +405,10 @@ RDMXMPI_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
 
 // ---- receives ------------------------------------------------------------------
 
-RDMXMPI_WEAK(Recv)
-RDMXMPI_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                          MPI_Status *status)
+// Every receive the hot path does not take: derived types, PROC_NULL, bad
+// arguments (named by the checks), and the errors of any receive.
+static int __attribute__((noinline)) recv_general(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                                                  MPI_Comm comm, MPI_Status *status)
 {
     const char *call = "MPI_Recv";
     int err = MPI_SUCCESS;
@@ -436,6 +437,42 @@ RDMXMPI_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int sourc
         return err_raise(comm, err, call, "a message of %zu bytes from rank %d was truncated to the buffer's %zu bytes",
                          info.length, from_rdmx_peer(info.source), d.bytes);
     return err_raise(comm, err, call, "receive from rank %d: %s", source, rdmx_strerror(st));
+}
+
+// A failed receive of the hot path, reported from what rdmx said (kept out
+// of line so that the hot path saves few registers across rdmx_recv).
+static int __attribute__((noinline, cold)) recv_failed(MPI_Comm comm, rdmx_status_t st, int source, size_t cap,
+                                                       const rdmx_msg_info_t &info, MPI_Status *status)
+{
+    const int err = err_from_rdmx(st);
+    if (status != MPI_STATUS_IGNORE) {
+        status_from_info(status, info, info.length < cap ? info.length : cap);
+        status->MPI_ERROR = err;
+    }
+    if (st == RDMX_ERR_TRUNCATE)
+        return err_raise(comm, err, "MPI_Recv", "a message of %zu bytes from rank %d was truncated to the buffer's %zu bytes",
+                         info.length, from_rdmx_peer(info.source), cap);
+    return err_raise(comm, err, "MPI_Recv", "receive from rank %d: %s", source, rdmx_strerror(st));
+}
+
+// The hot path: a predefined type from a rank or MPI_ANY_SOURCE, checked
+// inline and handed to rdmx_recv; everything else goes to recv_general.
+RDMXMPI_WEAK(Recv)
+RDMXMPI_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                          MPI_Status *status)
+{
+    const Comm *c = comm_get(comm);
+    size_t bytes = 0;
+    if (__builtin_expect(c == nullptr || !fast_data(buf, count, datatype, &bytes) ||
+                             !(fast_rank(source, c->size) || source == MPI_ANY_SOURCE) ||
+                             !(tag >= 0 || tag == MPI_ANY_TAG), 0))
+        return recv_general(buf, count, datatype, source, tag, comm, status);
+    rdmx_msg_info_t info{RDMX_ANY_SOURCE, RDMX_ANY_TAG, 0, RDMX_OK};  // what an early failure leaves
+    const rdmx_status_t st =
+        rdmx_recv(c->ctx, buf, bytes, source == MPI_ANY_SOURCE ? RDMX_ANY_SOURCE : source, tag, &info);
+    if (__builtin_expect(st != RDMX_OK, 0)) return recv_failed(comm, st, source, bytes, info, status);
+    if (status != MPI_STATUS_IGNORE) status_from_info(status, info, info.length);
+    return MPI_SUCCESS;
 }
 
 static int __attribute__((noinline, cold)) irecv_failed(MPI_Comm comm, rdmx_status_t st, int source,

@@ -1,6 +1,6 @@
 // Stand-ins for the modules the datatype files call but the unit test does
 // not link: errors (err_raise records the last error and returns its class,
-// as under MPI_ERRORS_RETURN) and communicators (MPI_COMM_WORLD alone).
+// as under MPI_ERRORS_RETURN) and the communicator table (MPI_COMM_WORLD alone).
 #include <cstdarg>
 #include <cstdio>
 
@@ -21,11 +21,13 @@ int err_raise(MPI_Comm, int code, const char *call, const char *fmt, ...)
     return code;
 }
 
-Comm *comm_get(MPI_Comm handle)
-{
-    static Comm world;
-    return handle == MPI_COMM_WORLD ? &world : nullptr;
+// comm_get is inline over this table: MPI_COMM_WORLD's slot holds a Comm.
+namespace comm_table {
+namespace {
+Comm g_world;
 }
+constinit std::atomic<Comm *> g_slots[kMaxComms] = {&g_world};
+}  // namespace comm_table
 
 }  // namespace rdmx::mpi
 
