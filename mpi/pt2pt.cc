@@ -4,6 +4,7 @@
 // non-contiguous one is packed into, or received into and unpacked from, a
 // temporary buffer. The blocking contiguous path allocates nothing and
 // costs one rdmx call plus the argument checks.
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -439,8 +440,12 @@ static int __attribute__((noinline)) recv_general(void *buf, int count, MPI_Data
     return err_raise(comm, err, call, "receive from rank %d: %s", source, rdmx_strerror(st));
 }
 
+constexpr rdmx_msg_info_t kNoInfo{RDMX_ANY_SOURCE, RDMX_ANY_TAG, 0, RDMX_OK};
+
 // A failed receive of the hot path, reported from what rdmx said (kept out
-// of line so that the hot path saves few registers across rdmx_recv).
+// of line so that the hot path saves few registers across rdmx_recv). With
+// MPI_STATUS_IGNORE the hot path asked rdmx for no info: a truncated
+// message's size and source are then unknown.
 static int __attribute__((noinline, cold)) recv_failed(MPI_Comm comm, rdmx_status_t st, int source, size_t cap,
                                                        const rdmx_msg_info_t &info, MPI_Status *status)
 {
@@ -449,10 +454,37 @@ static int __attribute__((noinline, cold)) recv_failed(MPI_Comm comm, rdmx_statu
         status_from_info(status, info, info.length < cap ? info.length : cap);
         status->MPI_ERROR = err;
     }
+    if (st == RDMX_ERR_TRUNCATE && status == MPI_STATUS_IGNORE) {
+        char from[32] = "MPI_ANY_SOURCE";
+        if (source != MPI_ANY_SOURCE) std::snprintf(from, sizeof from, "rank %d", source);
+        return err_raise(comm, err, "MPI_Recv", "a message (receive from %s) was longer than the buffer's %zu bytes "
+                         "and was truncated; pass a status to learn its size and source", from, cap);
+    }
     if (st == RDMX_ERR_TRUNCATE)
         return err_raise(comm, err, "MPI_Recv", "a message of %zu bytes from rank %d was truncated to the buffer's %zu bytes",
                          info.length, from_rdmx_peer(info.source), cap);
     return err_raise(comm, err, "MPI_Recv", "receive from rank %d: %s", source, rdmx_strerror(st));
+}
+
+// The two halves of the hot path, tail-called once the arguments are
+// checked: PMPI_Recv itself then saves no register, and each half only
+// what its error report needs (`from` is rdmx's numbering of the source).
+static int __attribute__((noinline)) recv_no_status(rdmx_context_h ctx, void *buf, size_t bytes, int from, int tag,
+                                                    MPI_Comm comm)
+{
+    const rdmx_status_t st = rdmx_recv(ctx, buf, bytes, from, tag, nullptr);
+    if (__builtin_expect(st == RDMX_OK, 1)) return MPI_SUCCESS;
+    return recv_failed(comm, st, from_rdmx_peer(from), bytes, kNoInfo, MPI_STATUS_IGNORE);
+}
+
+static int __attribute__((noinline)) recv_with_status(rdmx_context_h ctx, void *buf, size_t bytes, int from, int tag,
+                                                      MPI_Comm comm, MPI_Status *status)
+{
+    rdmx_msg_info_t info = kNoInfo;  // what a failure before the match leaves
+    const rdmx_status_t st = rdmx_recv(ctx, buf, bytes, from, tag, &info);
+    if (__builtin_expect(st != RDMX_OK, 0)) return recv_failed(comm, st, from_rdmx_peer(from), bytes, info, status);
+    status_from_info(status, info, info.length);
+    return MPI_SUCCESS;
 }
 
 // The hot path: a predefined type from a rank or MPI_ANY_SOURCE, checked
@@ -467,12 +499,9 @@ RDMXMPI_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int sourc
                              !(fast_rank(source, c->size) || source == MPI_ANY_SOURCE) ||
                              !(tag >= 0 || tag == MPI_ANY_TAG), 0))
         return recv_general(buf, count, datatype, source, tag, comm, status);
-    rdmx_msg_info_t info{RDMX_ANY_SOURCE, RDMX_ANY_TAG, 0, RDMX_OK};  // what an early failure leaves
-    const rdmx_status_t st =
-        rdmx_recv(c->ctx, buf, bytes, source == MPI_ANY_SOURCE ? RDMX_ANY_SOURCE : source, tag, &info);
-    if (__builtin_expect(st != RDMX_OK, 0)) return recv_failed(comm, st, source, bytes, info, status);
-    if (status != MPI_STATUS_IGNORE) status_from_info(status, info, info.length);
-    return MPI_SUCCESS;
+    const int from = source == MPI_ANY_SOURCE ? RDMX_ANY_SOURCE : source;
+    if (status == MPI_STATUS_IGNORE) return recv_no_status(c->ctx, buf, bytes, from, tag, comm);
+    return recv_with_status(c->ctx, buf, bytes, from, tag, comm, status);
 }
 
 static int __attribute__((noinline, cold)) irecv_failed(MPI_Comm comm, rdmx_status_t st, int source,

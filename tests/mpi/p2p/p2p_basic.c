@@ -166,6 +166,7 @@ static void truncation(void)
         fill(big, 10, 9);
         OK(MPI_Send(big, 10, MPI_INT, 0, 20, MPI_COMM_WORLD));
         OK(MPI_Send(big, 10, MPI_INT, 0, 21, MPI_COMM_WORLD));
+        OK(MPI_Send(big, 10, MPI_INT, 0, 22, MPI_COMM_WORLD));
         return;
     }
     st.MPI_ERROR = MPI_SUCCESS;
@@ -181,6 +182,16 @@ static void truncation(void)
     CHECK_EQ(err_class(rc), MPI_ERR_TRUNCATE);
     CHECK_EQ(st.MPI_ERROR, MPI_ERR_TRUNCATE);
     CHECK_EQ(rq, MPI_REQUEST_NULL);
+    /* Without a status the message's size is not asked for; the error and
+     * the data that fit are the same. */
+    fill(small, 5, 0);
+    rc = MPI_Recv(small, 5, MPI_INT, MPI_ANY_SOURCE, 22, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK_EQ(err_class(rc), MPI_ERR_TRUNCATE);
+    expect(small, 5, 9);
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    OK(MPI_Error_string(rc, text, &len));
+    CHECK_EQ(strstr(text, "truncated") != NULL, 1);
 }
 
 /* Issend completes only once the receive has started: rank 1 posts its
