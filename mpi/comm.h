@@ -52,6 +52,9 @@ inline int slot_of(MPI_Comm h)
 // or a value that never was a communicator handle.
 inline Comm *comm_get(MPI_Comm handle)
 {
+    // MPI_COMM_WORLD first, as one load from a fixed address: most calls name it.
+    if (__builtin_expect(handle == MPI_COMM_WORLD, 1))
+        return comm_table::g_slots[comm_table::kWorldSlot].load(std::memory_order_acquire);
     const int s = comm_table::slot_of(handle);
     return s < 0 ? nullptr : comm_table::g_slots[s].load(std::memory_order_acquire);
 }
