@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Per-process bring-up time and memory of an rdmx job against its rank
+# count: the measured inputs of the scale model (docs/scale.md).
+#
+# Usage: scripts/perf/scale-measure.sh [--mode sm|rc|mixed] [--build DIR] [--np "1 2 4 8 16"]
+#                                      [--repeat R] [--per-node K] [--raw DIR] [--mpi]
+#
+#   --mode sm     every rank on one node over shared memory (RDMX_TRANSPORTS=sm,self);
+#                 runs natively, no device needed (default)
+#   --mode rc     every pair over rc (RDMX_TRANSPORTS=rc,self): needs an RDMA
+#                 device, i.e. the Soft-RoCE guest:
+#                   scripts/vm/run.sh --timeout 900 -- $PWD/scripts/perf/scale-measure.sh --mode rc
+#   --mode mixed  rc and sm: pretend nodes of K ranks (--per-node, default 2)
+#   --build DIR   build tree with bench/rdmx-bench (default: build)
+#   --np LIST     rank counts (default "1 2 4 8 16"; 1 is the baseline with no transport)
+#   --repeat R    connect runs per job: run 1 is the first rdmx_init, runs 2..R
+#                 finalize and init again (default 5)
+#   --raw DIR     keep every run's output in DIR (default: a new temporary directory)
+#   --mpi         also run rdmx-bench-mpi connect (Open MPI: MPI_Init + first exchange)
+#
+# Per tool and N it prints one markdown row: the first init (rdmx_init, which
+# connects the full mesh, or MPI_Init), the first bring-up (MPI: the first
+# 1-byte exchange with every peer), the median of the later bring-ups (all
+# the slowest rank's), the peak RSS per rank (max and median over ranks, from
+# /usr/bin/time) and the peak pinned memory of any rank (VmPin, sampled from
+# /proc every 50 ms: zero over sm, the registered pools over rc; "-" when a
+# job ended before the first sample). Ranks are oversubscribed on whatever
+# CPUs the host has, so times include waiting for a CPU.
+set -euo pipefail
+
+prog="scale-measure"
+die() { echo "$prog: error: $*" >&2; exit 2; }
+note() { echo "$prog: $*" >&2; }
+here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+top="$(cd -- "$here/../.." && pwd -P)"
+usage() { sed -n '5,28p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+mode=sm
+build="$top/build"
+nps="1 2 4 8 16"
+repeat=5
+per_node=2
+rawdir=""
+with_mpi=0
+readonly kSampleSeconds=0.05   # VmPin sampling period
+readonly kJobTimeout=600       # one job, seconds
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mode) [ $# -ge 2 ] || die "--mode needs a value"; mode="$2"; shift 2 ;;
+    --build) [ $# -ge 2 ] || die "--build needs a value"; build="$2"; shift 2 ;;
+    --np) [ $# -ge 2 ] || die "--np needs a value"; nps="$2"; shift 2 ;;
+    --repeat) [ $# -ge 2 ] || die "--repeat needs a value"; repeat="$2"; shift 2 ;;
+    --per-node) [ $# -ge 2 ] || die "--per-node needs a value"; per_node="$2"; shift 2 ;;
+    --raw) [ $# -ge 2 ] || die "--raw needs a value"; rawdir="$2"; shift 2 ;;
+    --mpi) with_mpi=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument: $1" ;;
+  esac
+done
+case "$mode" in sm|rc|mixed) ;; *) die "--mode wants sm, rc or mixed, got '$mode'" ;; esac
+[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "--repeat wants a positive integer, got '$repeat'"
+[[ "$per_node" =~ ^[1-9][0-9]*$ ]] || die "--per-node wants a positive integer, got '$per_node'"
+for n in $nps; do [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "--np wants positive integers, got '$n'"; done
+build="$(cd -- "$build" 2>/dev/null && pwd -P)" || die "no build directory '$build'"
+bench="$build/bench/rdmx-bench"
+bench_mpi="$build/bench/rdmx-bench-mpi"
+[ -x "$bench" ] || die "missing $bench: cmake --build $build --target rdmx-bench"
+[ "$with_mpi" = 0 ] || [ -x "$bench_mpi" ] || die "missing $bench_mpi (--mpi)"
+for c in mpirun python3 /usr/bin/time timeout; do
+  command -v "$c" >/dev/null || die "$c not found"
+done
+[ -n "$rawdir" ] || rawdir="$(mktemp -d "${TMPDIR:-/tmp}/scale-measure.XXXXXX")"
+mkdir -p "$rawdir"
+rawdir="$(cd -- "$rawdir" && pwd -P)"
+
+case "$mode" in
+  sm) transports="sm,self" ;;
+  rc) transports="rc,self" ;;
+  mixed) transports="sm,rc,self" ;;
+esac
+
+# rank.sh: one rank, under /usr/bin/time (peak RSS in KiB into time.RANK);
+# in mixed mode it also names the rank's pretend node.
+cat >"$rawdir/rank.sh" <<EOF
+#!/bin/sh
+rank="\${OMPI_COMM_WORLD_RANK:-\${PMIX_RANK:-0}}"
+if [ "$mode" = mixed ]; then RDMX_NODE_ID="pretend\$((rank / $per_node))"; export RDMX_NODE_ID; fi
+out="\$1"; shift
+exec /usr/bin/time -f "%M" -o "\$out.time.\$rank" "\$@"
+EOF
+chmod +x "$rawdir/rank.sh"
+
+# sample_pins TAG PROGRAM: the largest VmPin and VmRSS (KiB) seen in any
+# process running PROGRAM, every kSampleSeconds, until killed.
+sample_pins() {
+  local tag="$1" exe="$2" pin=0 rss=0
+  while :; do
+    for d in /proc/[0-9]*; do
+      [ "$(readlink "$d/exe" 2>/dev/null)" = "$exe" ] || continue
+      local p r
+      p="$(awk '/^VmPin:/ {print $2}' "$d/status" 2>/dev/null || true)"
+      r="$(awk '/^VmRSS:/ {print $2}' "$d/status" 2>/dev/null || true)"
+      [ -n "$p" ] && [ "$p" -gt "$pin" ] && pin="$p"
+      [ -n "$r" ] && [ "$r" -gt "$rss" ] && rss="$r"
+    done
+    echo "$pin $rss" >"$tag.pin"
+    sleep "$kSampleSeconds"
+  done
+}
+
+# job TOOL N: one connect job; its CSV, times and pin samples under $rawdir.
+job() {
+  local tool="$1" n="$2" tag exe
+  if [ "$tool" = rdmx ]; then exe="$bench"; else exe="$bench_mpi"; fi
+  tag="$rawdir/$tool.np$n"
+  rm -f "$tag".*
+  sample_pins "$tag" "$exe" &
+  local sampler=$!
+  local rc=0
+  RDMX_TRANSPORTS="$transports" timeout -k 10 "$kJobTimeout" \
+    mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$n" -x RDMX_TRANSPORTS \
+    "$rawdir/rank.sh" "$tag" "$exe" connect --repeat "$repeat" --quiet --csv "$tag.csv" \
+    >"$tag.out" 2>"$tag.err" || rc=$?
+  kill "$sampler" 2>/dev/null || true
+  wait "$sampler" 2>/dev/null || true
+  [ "$rc" = 0 ] || note "$tool at $n ranks failed (exit $rc): see $tag.err"
+  return 0
+}
+
+note "mode $mode (RDMX_TRANSPORTS=$transports), ranks: $nps, $repeat connect runs each; raw output in $rawdir"
+note "host: $(nproc) CPU(s), $(uname -r)"
+tools="rdmx"
+[ "$with_mpi" = 0 ] || tools="rdmx mpi"
+for n in $nps; do
+  for tool in $tools; do job "$tool" "$n"; done
+done
+
+python3 - "$rawdir" "$mode" "$nps" "$tools" <<'PY'
+import csv, glob, os, statistics, sys
+raw, mode, nps, tools = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split()
+
+def connect_rows(path):
+    """(first Init ms, first BringUp ms, median of later BringUps ms) from
+    the connect section of the CSV (sections are separated by blank lines)."""
+    if not os.path.exists(path):
+        return None, None, None
+    runs, header = [], None
+    with open(path) as f:
+        for line in f:
+            cells = line.strip().split(",")
+            if cells[:2] == ["test", "Run"]:
+                header = cells
+            elif header and cells[0] == "connect" and len(cells) == len(header):
+                row = dict(zip(header, cells))
+                val = lambda k: float(row[k]) if row.get(k) else None
+                runs.append((val("Init(ms)"), val("BringUp(ms)")))
+    if not runs:
+        return None, None, None
+    later = [b for _, b in runs[1:] if b is not None]
+    return runs[0][0], runs[0][1], (statistics.median(later) if later else None)
+
+def fmt(v, spec="{:.1f}"):
+    return "-" if v is None else spec.format(v)
+
+print("| tool | N | first init ms | first bring-up ms | later bring-ups ms (median) | peak RSS/rank MiB (max, median) | peak VmPin/rank MiB |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+for tool in tools:
+    for n in nps:
+        tag = os.path.join(raw, f"{tool}.np{n}")
+        init, first, later = connect_rows(tag + ".csv")
+        rss = []
+        for p in glob.glob(tag + ".time.*"):
+            try:
+                rss.append(int(open(p).read().split()[-1]) / 1024.0)
+            except (ValueError, IndexError):
+                pass
+        pin = None
+        if os.path.exists(tag + ".pin"):
+            try:
+                pin = int(open(tag + ".pin").read().split()[0]) / 1024.0
+            except (ValueError, IndexError):
+                pass
+        rss_s = "-" if not rss else f"{max(rss):.1f}, {statistics.median(rss):.1f}"
+        print(f"| {tool} ({mode}) | {n} | {fmt(init)} | {fmt(first)} | {fmt(later)} | {rss_s} | {fmt(pin)} |")
+PY
