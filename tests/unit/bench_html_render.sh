@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The HTML report as a browser shows it: headless Chromium loads the page of
+# a healthy bring-up and of an all-pairs run with one link made slow on
+# purpose, and tests/unit/html_render_check.py reads what it rendered (the
+# DOM after load, and a screenshot): no script error, the heat maps and
+# figures are there, nothing red when the verdict flags no link, red exactly
+# at the flagged link otherwise. Skips (exit 77) without chromium.
+# Usage: bench_html_render.sh PYTHON3 RDMX_BENCH_MPI MPIRUN [MPIRUN FLAGS...]
+set -uo pipefail
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
+py=$1 bench=$2; shift 2
+skip=77
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$browser" ]; then
+  echo "SKIP: chromium is not installed (scripts/deps.sh tests installs it)"
+  exit $skip
+fi
+work=$(mktemp -d)
+trap '[ -n "${RDMX_KEEP_HTML:-}" ] && cp "$work"/*.html "$work"/*.png "$RDMX_KEEP_HTML"/; rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# The page is at most 1100 CSS pixels wide; the window is tall enough for a
+# 4-rank all-pairs page, and drawn at half scale to keep the screenshot small.
+chrome=("$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$work/profile"
+        --enable-logging=stderr --v=0 --window-size=1200,7000 --force-device-scale-factor=0.5)
+chrome_timeout=60
+
+# render NAME: NAME.html -> NAME.dom (DOM after load) and NAME.png, failing
+# on any console error the page raised.
+render() {
+  local url="file://$work/$1.html"
+  timeout $chrome_timeout "${chrome[@]}" --dump-dom "$url" >"$work/$1.dom" 2>"$work/$1.log" ||
+    fail "chromium could not load $1.html: $(tail -3 "$work/$1.log")"
+  timeout $chrome_timeout "${chrome[@]}" --screenshot="$work/$1.png" "$url" >/dev/null 2>>"$work/$1.log" ||
+    fail "chromium could not take a screenshot of $1.html: $(tail -3 "$work/$1.log")"
+  if grep -E 'CONSOLE.*(Uncaught|Error)|Uncaught ' "$work/$1.log"; then
+    fail "$1.html raised a script error in the browser"
+  fi
+  grep -q '</svg>' "$work/$1.dom" || fail "$1.html rendered without a figure"
+}
+
+"$@" -np 2 "$bench" bringup --quick --quiet --flag-fraction 0 --html "$work/ok.html" >/dev/null ||
+  fail "healthy bring-up run failed"
+render ok
+"$py" "$here/html_render_check.py" "$work/ok.dom" "$work/ok.png" healthy || fail "healthy bring-up page"
+
+# A link made slow on purpose (hidden test hook): the verdict flags it, and
+# the run exits 1 because a check failed.
+"$@" -np 4 "$bench" allpairs --quick --quiet --flag-fraction 0 --max-lat 20000 --inject-slow 0:1 \
+  --html "$work/slow.html" >"$work/slow.out" 2>&1
+grep -q "Verdict: suspect link between rank 0 .* and rank 1 " "$work/slow.out" ||
+  fail "the slow link was not flagged: $(grep Verdict "$work/slow.out")"
+render slow
+"$py" "$here/html_render_check.py" "$work/slow.dom" "$work/slow.png" flagged 0:1 || fail "flagged all-pairs page"
+echo "bench html render: OK"

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Checks an rdmx-bench HTML report as Chromium rendered it.
+
+Usage: html_render_check.py DOM PNG healthy
+       html_render_check.py DOM PNG flagged SENDER:RECEIVER
+
+DOM is the page after Chromium loaded it (--dump-dom), PNG a screenshot of
+it. The checks: the heat maps exist, one cell per pair; a chart is drawn
+only when its x axis has two sizes or more (a lone value is written out);
+in a healthy run no heat-map cell is red and no red pixel is on screen; in
+a run whose verdict flagged one link, red cells are that link's (either
+direction; a matrix whose measure was not off has none) and show on screen;
+a cell is red exactly when its tooltip says it was flagged.
+"""
+import html.parser
+import re
+import struct
+import sys
+import zlib
+
+FLAGGED_FILL = "#c00000"          # bench/html_svg.cc kFlaggedFill
+FLAGGED_RGB = (0xC0, 0x00, 0x00)
+PAIR_RE = re.compile(r"^rank (\d+)\b.* -> rank (\d+)\b")
+
+
+class Page(html.parser.HTMLParser):
+    """Collects every <svg> with its rects (fill, title) and chart dots."""
+
+    def __init__(self):
+        super().__init__()
+        self.svgs = []
+        self.cur = None
+        self.rect = None
+        self.in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "svg":
+            self.cur = {"label": a.get("aria-label", ""), "class": a.get("class", ""),
+                        "rects": [], "dots_x": set(), "polylines": 0, "text": ""}
+            self.svgs.append(self.cur)
+        elif self.cur is None:
+            return
+        elif tag == "rect":
+            self.rect = {"fill": a.get("fill", "").lower(), "title": ""}
+            self.cur["rects"].append(self.rect)
+        elif tag == "circle":
+            self.cur["dots_x"].add(a.get("cx"))
+        elif tag == "polyline":
+            self.cur["polylines"] += 1
+        elif tag == "title":
+            self.in_title = True
+
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self.cur = None
+        elif tag == "rect":
+            self.rect = None
+        elif tag == "title":
+            self.in_title = False
+
+    def handle_data(self, data):
+        if self.cur is None:
+            return
+        if self.in_title and self.rect is not None:
+            self.rect["title"] += data
+        else:
+            self.cur["text"] += data
+
+
+def png_pixels(path):
+    """(width, height, rows of RGB(A) bytes) of an 8-bit, non-interlaced PNG."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError(f"{path}: not a PNG")
+    pos, idat, hdr = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            hdr = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+    width, height, depth, ctype, _, _, interlace = hdr
+    channels = {2: 3, 6: 4}.get(ctype)
+    if depth != 8 or channels is None or interlace:
+        raise ValueError(f"{path}: PNG depth {depth}, colour type {ctype}, interlace {interlace} not handled")
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        base = y * (stride + 1)
+        ftype, line = raw[base], bytearray(raw[base + 1:base + 1 + stride])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up, ul = prev[i], prev[i - channels] if i >= channels else 0
+            if ftype == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif ftype == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif ftype == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif ftype == 4:
+                p = left + up - ul
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - ul)
+                pred = left if pa <= pb and pa <= pc else up if pb <= pc else ul
+                line[i] = (line[i] + pred) & 0xFF
+        rows.append(bytes(line))
+        prev = line
+    return width, height, channels, rows
+
+
+def screen_counts(path):
+    """(red pixels, non-white pixels) in the screenshot."""
+    width, _, ch, rows = png_pixels(path)
+    red = bytes(FLAGGED_RGB)
+    n_red = n_ink = 0
+    for row in rows:
+        for x in range(0, width * ch, ch):
+            px = row[x:x + 3]
+            if px == red:
+                n_red += 1
+            if px != b"\xff\xff\xff":
+                n_ink += 1
+    return n_red, n_ink
+
+
+def check(dom, png, mode, link):
+    errors = []
+    page = Page()
+    with open(dom, encoding="utf-8") as f:
+        page.feed(f.read())
+    maps = [s for s in page.svgs if any(PAIR_RE.match(r["title"]) for r in s["rects"])]
+    if not maps:
+        errors.append("no heat map in the rendered page")
+    for s in page.svgs:
+        if s["polylines"] and len(s["dots_x"]) < 2:
+            errors.append(f"chart '{s['label']}' is drawn with a single size on its x axis")
+    values = [s for s in page.svgs if "values" in s["class"].split()]
+    n_red_cells = 0
+    for m in maps:
+        pairs = [r for r in m["rects"] if PAIR_RE.match(r["title"])]
+        n = round((len(pairs)) ** 0.5 + 0.5)
+        if len(pairs) != n * (n - 1):
+            errors.append(f"heat map '{m['label']}' has {len(pairs)} pair cells, not n(n-1)")
+        for r in pairs:
+            a, b = (int(x) for x in PAIR_RE.match(r["title"]).groups())
+            red = r["fill"] == FLAGGED_FILL
+            n_red_cells += red
+            if red and (link is None or {a, b} != set(link)):
+                errors.append(f"heat map '{m['label']}': cell {a} -> {b} is red, but the link flagged is "
+                              f"{'none' if link is None else '%d <-> %d' % link}")
+            if red != ("(flagged)" in r["title"]):
+                errors.append(f"heat map '{m['label']}': cell {a} -> {b} colour disagrees with its tooltip")
+    if link is not None and n_red_cells == 0:
+        errors.append("no heat-map cell is red, but a link was flagged")
+    n_red, n_ink = screen_counts(png)
+    if n_ink < 1000:
+        errors.append(f"the screenshot is blank ({n_ink} non-white pixels)")
+    if mode == "healthy" and n_red:
+        errors.append(f"{n_red} red pixels on screen in a run whose verdict flags no link")
+    if mode == "flagged" and n_red < 100:
+        errors.append(f"the flagged link shows only {n_red} red pixels on screen")
+    print(f"{dom}: {len(page.svgs)} figures, {len(maps)} heat maps, {len(values)} lone-value figures, "
+          f"{n_red_cells} red cells, {n_red} red of {n_ink} inked pixels")
+    return errors
+
+
+def main(argv):
+    if len(argv) < 4 or argv[3] not in ("healthy", "flagged") or (argv[3] == "flagged") != (len(argv) == 5):
+        print(__doc__, file=sys.stderr)
+        return 2
+    link = tuple(int(x) for x in argv[4].split(":")) if len(argv) == 5 else None
+    errors = check(argv[1], argv[2], argv[3], link)
+    for e in errors:
+        print("FAIL:", e, file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
