@@ -70,8 +70,16 @@ if(TARGET rdmx-bench-mpi)
   if(Python3_Interpreter_FOUND)
     # The same pages loaded by headless Chromium, checked as rendered
     # (skipped, exit 77, where chromium is not installed).
+    # A made-up 512-rank run's page, for the heat maps at scale.
+    add_executable(bench_html_synth ${PROJECT_SOURCE_DIR}/tests/unit/bench_html_synth.cc
+      ${PROJECT_SOURCE_DIR}/bench/report.cc ${PROJECT_SOURCE_DIR}/bench/html.cc
+      ${PROJECT_SOURCE_DIR}/bench/html_svg.cc ${PROJECT_SOURCE_DIR}/bench/html_heatmap.cc)
+    target_include_directories(bench_html_synth PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+    target_compile_features(bench_html_synth PRIVATE cxx_std_20)
+    target_link_libraries(bench_html_synth PRIVATE rdmx_warnings)
     add_test(NAME bench_mpi_html_render COMMAND ${PROJECT_SOURCE_DIR}/tests/unit/bench_html_render.sh
-      ${Python3_EXECUTABLE} $<TARGET_FILE:rdmx-bench-mpi> ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS})
+      ${Python3_EXECUTABLE} $<TARGET_FILE:bench_html_synth> $<TARGET_FILE:rdmx-bench-mpi>
+      ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS})
     set_tests_properties(bench_mpi_html_render PROPERTIES LABELS "native;html" TIMEOUT 120
       SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "bench html render: OK"
       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")

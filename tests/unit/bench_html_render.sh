@@ -4,11 +4,13 @@
 # purpose, and tests/unit/html_render_check.py reads what it rendered (the
 # DOM after load, and a screenshot): no script error, the heat maps and
 # figures are there, nothing red when the verdict flags no link, red exactly
-# at the flagged link otherwise. Skips (exit 77) without chromium.
-# Usage: bench_html_render.sh PYTHON3 RDMX_BENCH_MPI MPIRUN [MPIRUN FLAGS...]
+# at the flagged link otherwise; and the page of a made-up 512-rank run
+# (bench_html_synth) keeps one heat-map cell per host pair that still points
+# at the bad link. Skips (exit 77) without chromium.
+# Usage: bench_html_render.sh PYTHON3 BENCH_HTML_SYNTH RDMX_BENCH_MPI MPIRUN [MPIRUN FLAGS...]
 set -uo pipefail
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
-py=$1 bench=$2; shift 2
+py=$1 synth=$2 bench=$3; shift 3
 skip=77
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
@@ -51,4 +53,9 @@ grep -q "Verdict: suspect link between rank 0 .* and rank 1 " "$work/slow.out" |
   fail "the slow link was not flagged: $(grep Verdict "$work/slow.out")"
 render slow
 "$py" "$here/html_render_check.py" "$work/slow.dom" "$work/slow.png" flagged 0:1 || fail "flagged all-pairs page"
+# 512 ranks on 16 hosts: rank 5 (host 0) -> rank 300 (host 9) flagged, and
+# ranks 7 -> 8 (both on host 0) cannot talk.
+"$synth" "$work/big.html" 512 16 5 300 7 8 || fail "bench_html_synth failed"
+render big
+"$py" "$here/html_render_check.py" "$work/big.dom" "$work/big.png" grouped 16 5:300 7:8 || fail "512-rank page"
 echo "bench html render: OK"

@@ -3,6 +3,7 @@
 
 Usage: html_render_check.py DOM PNG healthy
        html_render_check.py DOM PNG flagged SENDER:RECEIVER
+       html_render_check.py DOM PNG grouped SIDE SENDER:RECEIVER SILENT_SENDER:SILENT_RECEIVER
 
 DOM is the page after Chromium loaded it (--dump-dom), PNG a screenshot of
 it. The checks: the heat maps exist, one cell per pair; a chart is drawn
@@ -10,7 +11,10 @@ only when its x axis has two sizes or more (a lone value is written out);
 in a healthy run no heat-map cell is red and no red pixel is on screen; in
 a run whose verdict flagged one link, red cells are that link's (either
 direction; a matrix whose measure was not off has none) and show on screen;
-a cell is red exactly when its tooltip says it was flagged.
+a cell is red exactly when its tooltip says it was flagged. Grouped: a
+synthetic run too big to draw one cell per rank pair shows SIDE x SIDE
+cells (host pairs) no wider than the page, one red cell per matrix that
+names the flagged link, and black only where the silent pair is.
 """
 import html.parser
 import re
@@ -20,7 +24,10 @@ import zlib
 
 FLAGGED_FILL = "#c00000"          # bench/html_svg.cc kFlaggedFill
 FLAGGED_RGB = (0xC0, 0x00, 0x00)
-PAIR_RE = re.compile(r"^rank (\d+)\b.* -> rank (\d+)\b")
+CANNOT_TALK_FILL = "#222"
+PAIR_RE = re.compile(r"^rank (\d+)\b.* -> rank (\d+)\b")      # a cell per rank pair
+TIP_RE = re.compile(r"\brank (\d+)\b[^>]* -> rank (\d+)\b")   # also a host pair's example link
+MAX_WIDTH = 1100                                                # the page's width
 
 
 class Page(html.parser.HTMLParser):
@@ -36,7 +43,7 @@ class Page(html.parser.HTMLParser):
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         if tag == "svg":
-            self.cur = {"label": a.get("aria-label", ""), "class": a.get("class", ""),
+            self.cur = {"label": a.get("aria-label", ""), "class": a.get("class", ""), "width": a.get("width"),
                         "rects": [], "dots_x": set(), "polylines": 0, "text": ""}
             self.svgs.append(self.cur)
         elif self.cur is None:
@@ -127,12 +134,53 @@ def screen_counts(path):
     return n_red, n_ink
 
 
-def check(dom, png, mode, link):
+def check_rank_cells(m, link, errors):
+    """One cell per ordered rank pair; red only at the flagged link."""
+    pairs = [r for r in m["rects"] if PAIR_RE.match(r["title"])]
+    n = round(len(pairs) ** 0.5 + 0.5)
+    if len(pairs) != n * (n - 1):
+        errors.append(f"heat map '{m['label']}' has {len(pairs)} pair cells, not n(n-1)")
+    n_red = 0
+    for r in pairs:
+        a, b = (int(x) for x in PAIR_RE.match(r["title"]).groups())
+        red = r["fill"] == FLAGGED_FILL
+        n_red += red
+        if red and (link is None or {a, b} != set(link)):
+            errors.append(f"heat map '{m['label']}': cell {a} -> {b} is red, but the link flagged is "
+                          f"{'none' if link is None else '%d <-> %d' % link}")
+        if red != ("(flagged)" in r["title"]):
+            errors.append(f"heat map '{m['label']}': cell {a} -> {b} colour disagrees with its tooltip")
+    return n_red
+
+
+def check_group_cells(m, side, link, silent, errors):
+    """side x side cells (host pairs); red exactly where the flagged link
+    is, black exactly where the silent pair is, each naming its link."""
+    cells = [r for r in m["rects"] if r["title"]]
+    if len(cells) != side * side:
+        errors.append(f"heat map '{m['label']}' has {len(cells)} cells, not {side} x {side}")
+    if float(m["width"] or 0) > MAX_WIDTH:
+        errors.append(f"heat map '{m['label']}' is {m['width']} pixels wide")
+    n_red = 0
+    for r in cells:
+        names = tuple(int(x) for x in TIP_RE.search(r["title"]).groups())
+        if r["fill"] == FLAGGED_FILL:
+            n_red += 1
+            if names != link:
+                errors.append(f"heat map '{m['label']}': red cell names {names}, not the flagged {link}")
+        elif r["fill"] == CANNOT_TALK_FILL and names != silent:
+            errors.append(f"heat map '{m['label']}': black cell names {names}, not the silent {silent}")
+    if n_red != 1:
+        errors.append(f"heat map '{m['label']}': {n_red} red cells for one flagged link")
+    return n_red
+
+
+def check(dom, png, mode, args):
     errors = []
     page = Page()
     with open(dom, encoding="utf-8") as f:
         page.feed(f.read())
-    maps = [s for s in page.svgs if any(PAIR_RE.match(r["title"]) for r in s["rects"])]
+    maps = [s for s in page.svgs if any(TIP_RE.search(r["title"]) for r in s["rects"])]
     if not maps:
         errors.append("no heat map in the rendered page")
     for s in page.svgs:
@@ -141,39 +189,43 @@ def check(dom, png, mode, link):
     values = [s for s in page.svgs if "values" in s["class"].split()]
     n_red_cells = 0
     for m in maps:
-        pairs = [r for r in m["rects"] if PAIR_RE.match(r["title"])]
-        n = round((len(pairs)) ** 0.5 + 0.5)
-        if len(pairs) != n * (n - 1):
-            errors.append(f"heat map '{m['label']}' has {len(pairs)} pair cells, not n(n-1)")
-        for r in pairs:
-            a, b = (int(x) for x in PAIR_RE.match(r["title"]).groups())
-            red = r["fill"] == FLAGGED_FILL
-            n_red_cells += red
-            if red and (link is None or {a, b} != set(link)):
-                errors.append(f"heat map '{m['label']}': cell {a} -> {b} is red, but the link flagged is "
-                              f"{'none' if link is None else '%d <-> %d' % link}")
-            if red != ("(flagged)" in r["title"]):
-                errors.append(f"heat map '{m['label']}': cell {a} -> {b} colour disagrees with its tooltip")
-    if link is not None and n_red_cells == 0:
+        if mode == "grouped":
+            n_red_cells += check_group_cells(m, args[0], args[1], args[2], errors)
+        else:
+            n_red_cells += check_rank_cells(m, args[0] if args else None, errors)
+    if mode != "healthy" and n_red_cells == 0:
         errors.append("no heat-map cell is red, but a link was flagged")
     n_red, n_ink = screen_counts(png)
     if n_ink < 1000:
         errors.append(f"the screenshot is blank ({n_ink} non-white pixels)")
     if mode == "healthy" and n_red:
         errors.append(f"{n_red} red pixels on screen in a run whose verdict flags no link")
-    if mode == "flagged" and n_red < 100:
+    if mode != "healthy" and n_red < 100:
         errors.append(f"the flagged link shows only {n_red} red pixels on screen")
     print(f"{dom}: {len(page.svgs)} figures, {len(maps)} heat maps, {len(values)} lone-value figures, "
           f"{n_red_cells} red cells, {n_red} red of {n_ink} inked pixels")
     return errors
 
 
+def parse_args(argv):
+    """(mode, mode's arguments) or None when the usage is wrong."""
+    pair = lambda s: tuple(int(x) for x in s.split(":"))
+    mode, rest = (argv[3], argv[4:]) if len(argv) > 3 else (None, [])
+    if mode == "healthy" and not rest:
+        return mode, ()
+    if mode == "flagged" and len(rest) == 1:
+        return mode, (pair(rest[0]),)
+    if mode == "grouped" and len(rest) == 3:
+        return mode, (int(rest[0]), pair(rest[1]), pair(rest[2]))
+    return None
+
+
 def main(argv):
-    if len(argv) < 4 or argv[3] not in ("healthy", "flagged") or (argv[3] == "flagged") != (len(argv) == 5):
+    parsed = parse_args(argv)
+    if parsed is None:
         print(__doc__, file=sys.stderr)
         return 2
-    link = tuple(int(x) for x in argv[4].split(":")) if len(argv) == 5 else None
-    errors = check(argv[1], argv[2], argv[3], link)
+    errors = check(argv[1], argv[2], *parsed)
     for e in errors:
         print("FAIL:", e, file=sys.stderr)
     return 1 if errors else 0
