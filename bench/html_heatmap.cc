@@ -3,12 +3,14 @@
 // cannot talk, every other cell one neutral hue shaded against the matrix's
 // median on a fixed scale, so the noise between healthy links stays
 // invisible. Beyond kMaxSide ranks a cell stands for a pair of hosts (or of
-// rank blocks on one host) and shows its worst link, so the map stays
-// readable at hundreds of ranks; its tooltip names that link.
+// rank blocks, on one host or past kMaxSide hosts) and shows its most severe
+// link, so the map stays readable at hundreds of ranks; its tooltip names
+// that link and counts the flagged and silent ones.
 #include "html_svg.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <sstream>
 
