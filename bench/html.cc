@@ -143,7 +143,9 @@ std::string html_report(const Report &r) {
   if (!r.matrices.empty()) {
     o << "<h2>All pairs</h2>\n<p class=\"meta\">Row = sender, column = receiver. Red (with a black outline) "
          "marks a link the verdict flagged, a black cell a pair that cannot talk; every other cell is blue, "
-         "darker for a better value relative to this matrix (not a verdict). Hover a cell for its value.</p>\n";
+         "as dark as its value is good next to the matrix's median (the median or better is the darkest, half "
+         "as good the palest), which is no verdict. Hover a cell for its value. Above 64 ranks a cell stands "
+         "for a pair of hosts (or rank blocks) and shows the worst of their links.</p>\n";
     for (const Matrix &m : r.matrices) {
       o << svg_heatmap(m, r.hosts);
     }

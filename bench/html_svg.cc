@@ -1,5 +1,6 @@
-// bench/html_svg.cc: the inline SVG drawn into the HTML report: line charts
-// (log2 size on x) and all-pairs heat maps. Pure string building, no script.
+// bench/html_svg.cc: the inline SVG line charts of the HTML report (log2
+// size on x; html_heatmap.cc draws the heat maps). Pure string building, no
+// script.
 #include "html_svg.h"
 
 #include <algorithm>
@@ -11,7 +12,8 @@ namespace rdmxbench {
 namespace {
 
 constexpr double kW = 700, kH = 360, kL = 70, kR = 200, kT = 34, kB = 52;
-const char *const kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+// Series colours: no red, which on this page means a link the verdict flagged.
+const char *const kColors[] = {"#1f77b4", "#393b79", "#2ca02c", "#ff7f0e", "#9467bd",
                                "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
 
 std::string fmt(double v, const char *f = "%.1f") {
@@ -133,15 +135,6 @@ void series_svg(std::ostringstream &o, const Series &s, std::size_t k, const Axi
     << "</text>";
 }
 
-// Cells the verdict did not flag: one neutral hue, darker for better values
-// (t in [0, 1], relative to this matrix). Red is kept for flagged cells, so a
-// healthy fabric never looks broken because its links differ a little.
-std::string heat_color(double t) {
-  return "hsl(210,45%," + fmt(88.0 - 48.0 * std::clamp(t, 0.0, 1.0), "%.0f") + "%)";
-}
-constexpr const char *kFlaggedFill = "#c00000";  // no series colour is this red
-constexpr const char *kCannotTalkFill = "#222";
-
 // Every series has its points at one message size: a chart would be an
 // empty axis with dots, so the values are written out instead.
 bool single_size(const std::vector<Series> &ss) {
@@ -173,19 +166,6 @@ std::string lone_values(const std::string &title, const std::string &ylabel, con
   }
   o << "</svg>\n";
   return o.str();
-}
-
-std::string cell_tip(const Matrix &m, int a, int b, const std::vector<std::string> &hosts) {
-  auto who = [&](int r) {
-    std::string s = "rank " + std::to_string(r);
-    return static_cast<std::size_t>(r) < hosts.size() ? s + " (" + hosts[static_cast<std::size_t>(r)] + ")" : s;
-  };
-  std::size_t i = m.idx(a, b);
-  std::string s = who(a) + " -> " + who(b) + ": ";
-  if (!m.err[i].empty()) {
-    return html_escape(s + m.err[i]);
-  }
-  return html_escape(s + fmt(m.v[i], "%.2f") + " " + m.unit + (m.flagged[i] ? " (flagged)" : ""));
 }
 
 }  // namespace
@@ -224,58 +204,6 @@ std::string svg_line_chart(const std::string &title, const std::string &ylabel, 
     series_svg(o, series[k], k, x, y);
   }
   o << "</svg>\n";
-  return o.str();
-}
-
-std::string svg_heatmap(const Matrix &m, const std::vector<std::string> &hosts) {
-  int n = m.n;
-  double cell = std::clamp(480.0 / std::max(n, 1), 6.0, 40.0);
-  double left = 48, top = 52, side = cell * n;
-  double lo = HUGE_VAL, hi = -HUGE_VAL;
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      if (a != b && std::isfinite(m.at(a, b))) {
-        lo = std::min(lo, m.at(a, b));
-        hi = std::max(hi, m.at(a, b));
-      }
-    }
-  }
-  std::ostringstream o;
-  double w = left + side + 20, h = top + side + 44;
-  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << fmt(std::max(w, 480.0)) << "\" height=\"" << fmt(h)
-    << "\" role=\"img\" aria-label=\"" << html_escape(m.title) << "\">";
-  o << "<text x=\"8\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << html_escape(m.title) << "</text>";
-  o << "<text x=\"8\" y=\"36\" font-size=\"11\">median " << fmt(m.median, "%.2f") << " " << html_escape(m.unit)
-    << ", range " << (lo <= hi ? fmt(lo, "%.2f") + " .. " + fmt(hi, "%.2f") : std::string("-")) << "</text>";
-  int label_every = std::max(1, static_cast<int>(std::ceil(n / 24.0)));
-  for (int a = 0; a < n; ++a) {
-    double c = a * cell + cell / 2;
-    if (a % label_every == 0) {
-      o << "<text x=\"" << fmt(left - 4) << "\" y=\"" << fmt(top + c + 4) << "\" font-size=\"10\" text-anchor=\"end\">"
-        << a << "</text><text x=\"" << fmt(left + c) << "\" y=\"" << fmt(top + side + 14)
-        << "\" font-size=\"10\" text-anchor=\"middle\">" << a << "</text>";
-    }
-    for (int b = 0; b < n; ++b) {
-      std::size_t i = m.idx(a, b);
-      double v = m.v[i];
-      double t = hi > lo ? (m.higher_is_better ? (v - lo) / (hi - lo) : (hi - v) / (hi - lo)) : 1.0;
-      bool flag = m.flagged[i] != 0;
-      std::string fill = a == b                ? "#ddd"
-                         : !m.err[i].empty()  ? kCannotTalkFill
-                         : flag               ? kFlaggedFill
-                         : std::isfinite(v)   ? heat_color(t)
-                                              : "#bbb";
-      o << "<rect x=\"" << fmt(left + b * cell) << "\" y=\"" << fmt(top + a * cell) << "\" width=\"" << fmt(cell)
-        << "\" height=\"" << fmt(cell) << "\" fill=\"" << fill << "\" stroke=\"" << (flag ? "#000" : "#fff")
-        << "\" stroke-width=\"" << (flag ? 3 : 1) << "\">";
-      if (a != b) {
-        o << "<title>" << cell_tip(m, a, b, hosts) << "</title>";
-      }
-      o << "</rect>";
-    }
-  }
-  o << "<text x=\"" << fmt(left + side / 2) << "\" y=\"" << fmt(top + side + 32)
-    << "\" font-size=\"11\" text-anchor=\"middle\">receiver (rows: sender)</text></svg>\n";
   return o.str();
 }
 

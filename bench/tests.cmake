@@ -9,6 +9,8 @@
 # proving that --verify catches corruption.
 
 set(RDMX_BENCH_TEST_COMMANDS latency bw bibw mr allpairs coll connect bringup)
+# The HTML, JSON and report checkers are Python scripts.
+find_package(Python3 COMPONENTS Interpreter QUIET)
 
 # rdmx_bench_tests(<target> <name prefix> <label> <timeout> <allpairs flags...>)
 function(rdmx_bench_tests target prefix label timeout)
@@ -65,6 +67,31 @@ if(TARGET rdmx-bench-mpi)
     $<TARGET_FILE:rdmx-bench-mpi> ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS})
   set_tests_properties(bench_mpi_html PROPERTIES LABELS native TIMEOUT 300
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+  if(Python3_Interpreter_FOUND)
+    # The same pages loaded by headless Chromium, checked as rendered
+    # (skipped, exit 77, where chromium is not installed).
+    # A made-up 512-rank run's page, for the heat maps at scale.
+    add_executable(bench_html_synth ${PROJECT_SOURCE_DIR}/tests/unit/bench_html_synth.cc
+      ${PROJECT_SOURCE_DIR}/bench/report.cc ${PROJECT_SOURCE_DIR}/bench/html.cc
+      ${PROJECT_SOURCE_DIR}/bench/html_svg.cc ${PROJECT_SOURCE_DIR}/bench/html_heatmap.cc)
+    target_include_directories(bench_html_synth PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+    target_compile_features(bench_html_synth PRIVATE cxx_std_20)
+    target_link_libraries(bench_html_synth PRIVATE rdmx_warnings)
+    add_test(NAME bench_mpi_html_render COMMAND ${PROJECT_SOURCE_DIR}/tests/unit/bench_html_render.sh
+      ${Python3_EXECUTABLE} $<TARGET_FILE:bench_html_synth> $<TARGET_FILE:rdmx-bench-mpi>
+      ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS})
+    set_tests_properties(bench_mpi_html_render PROPERTIES LABELS "native;html" TIMEOUT 120
+      SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "bench html render: OK"
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+    # Every subcommand's --json - parses as JSON and says what it ran.
+    foreach(cmd ${RDMX_BENCH_TEST_COMMANDS})
+      add_test(NAME bench_mpi_json_${cmd} COMMAND ${PROJECT_SOURCE_DIR}/tests/unit/bench_json_check.sh
+        ${Python3_EXECUTABLE} ${cmd} $<TARGET_FILE:rdmx-bench-mpi> ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS})
+      set_tests_properties(bench_mpi_json_${cmd} PROPERTIES LABELS "native;json" TIMEOUT 120
+        PASS_REGULAR_EXPRESSION "bench json ${cmd}: OK"
+        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+    endforeach()
+  endif()
 endif()
 # Verbs: every subcommand once on rdmx, where an RDMA device exists (exit 77,
 # i.e. skipped, without one). The emulated test bed is slow, so the pairwise
@@ -88,7 +115,6 @@ endif()
 
 # scripts/perf/report.py (the guest comparison's report) on made-up raw
 # directories: tables, per-mode targets and --check, percentiles, spread.
-find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)
   add_test(NAME bench_perf_report COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/perf/report_test.py
     ${Python3_EXECUTABLE})

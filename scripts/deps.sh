@@ -18,6 +18,9 @@ TESTS_DEBS=(gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev netpipe-mpich
             debhelper dpkg-dev)
 TESTBED_DEBS=(qemu-system-x86 busybox-static cpio kmod iproute2 procps linux-perf)
 
+# The HTML report's test loads the page in a headless browser (skipped without it).
+TESTS_DEBS+=(chromium)
+
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(lib tools tests testbed)
 RDMX_DEBS=()
