@@ -174,12 +174,10 @@ def spec_name(spec):
     return m.group(0) if m else spec
 
 
-def check(src, package):
-    recipe = parse_recipe(package)
-    options, deps, cmake_min = scan_cmake(src)
+def check_basics(src, recipe, cmake_min):
     errors = []
-    top = open(os.path.join(src, "CMakeLists.txt"), encoding="utf-8").read()
-    m = re.search(r"project\(\s*\w+\s+VERSION\s+([\d.]+)", top)
+    with open(os.path.join(src, "CMakeLists.txt"), encoding="utf-8") as fh:
+        m = re.search(r"project\(\s*\w+\s+VERSION\s+([\d.]+)", fh.read())
     if not recipe["versions"]:
         errors.append("the recipe declares no version()")
     elif m and m.group(1) not in recipe["versions"]:
@@ -188,8 +186,16 @@ def check(src, package):
         errors.append("the recipe declares no variant()")
     if not recipe["depends"]:
         errors.append("the recipe declares no depends_on()")
+    for spec, _ in recipe["depends"]:
+        m = re.search(r"@([\d.]+):", spec)
+        if spec_name(spec) == "cmake" and cmake_min and (not m or m.group(1) != cmake_min):
+            errors.append(f"depends_on('{spec}') but cmake_minimum_required is {cmake_min}")
+    return errors
 
-    # Variants <-> options.
+
+def check_variants(recipe, options):
+    """Every option is set in cmake_args; every variant sets an option."""
+    errors = []
     for opt in sorted(options):
         if opt not in recipe["defines"]:
             errors.append(f"CMake option {opt} is not set in cmake_args (define_from_variant or define)")
@@ -203,12 +209,11 @@ def check(src, package):
                 errors.append(f"cmake_args maps {opt} to variant '{var}', which the recipe does not declare")
     for var in sorted(recipe["variants"] - used):
         errors.append(f"variant '{var}' sets no CMake option (no define_from_variant)")
-    var_of = {var: opt for opt, var in recipe["defines"].items() if var}
+    return errors
 
-    # Dependencies: CMake -> recipe.
-    by_pkg = {}
-    for spec, when in recipe["depends"]:
-        by_pkg.setdefault(spec_name(spec), []).append((spec, when))
+
+def wanted_packages(deps, errors):
+    """Spack package -> (always needed, options it is needed under, CMake name)."""
     wanted = {}
     for dep, occurrences in sorted(deps.items()):
         if dep == "rdmx":
@@ -220,19 +225,27 @@ def check(src, package):
         pkg = DEP_MAP[dep]
         if pkg is None:
             continue
-        unconditional = any(not o for o in occurrences)
-        allowed = set().union(*occurrences)
-        prev = wanted.get(pkg)
-        wanted[pkg] = (unconditional or (prev[0] if prev else False), allowed | (prev[1] if prev else set()), dep)
-    for pkg, (unconditional, allowed, dep) in sorted(wanted.items()):
-        entries = by_pkg.get(pkg)
-        if not entries:
+        always, allowed, _ = wanted.get(pkg, (False, set(), dep))
+        wanted[pkg] = (always or any(not o for o in occurrences), allowed.union(*occurrences), dep)
+    return wanted
+
+
+def check_dependencies(recipe, deps):
+    """CMake's dependencies against depends_on, conditions included."""
+    errors = []
+    wanted = wanted_packages(deps, errors)
+    var_of = {var: opt for opt, var in recipe["defines"].items() if var}
+    by_pkg = {}
+    for spec, when in recipe["depends"]:
+        by_pkg.setdefault(spec_name(spec), []).append((spec, when))
+    for pkg, (always, allowed, dep) in sorted(wanted.items()):
+        if pkg not in by_pkg:
             errors.append(f"CMake looks for {dep}, but the recipe has no depends_on('{pkg}')")
             continue
-        for spec, when in entries:
-            if unconditional and when:
+        for spec, when in by_pkg[pkg]:
+            if always and when:
                 errors.append(f"depends_on('{spec}') is only when='{when}', but CMake always needs {dep}")
-            if not unconditional and not when:
+            if not always and not when:
                 errors.append(f"depends_on('{spec}') is unconditional, but CMake looks for {dep} only with "
                               f"{' or '.join(sorted(allowed))}: add when='+variant'")
             for var in re.findall(r"\+(\w+)", when or ""):
@@ -240,14 +253,18 @@ def check(src, package):
                     errors.append(f"depends_on('{spec}', when='{when}'): variant '{var}' "
                                   f"({var_of.get(var, 'no option')}) is not one CMake needs {dep} for "
                                   f"({', '.join(sorted(allowed))})")
-    # Recipe -> CMake.
     for pkg in sorted(by_pkg):
         if pkg not in wanted and pkg not in TOOL_DEPS:
             errors.append(f"the recipe depends on '{pkg}', which no CMake file looks for")
-    for spec, _ in by_pkg.get("cmake", []):
-        m = re.search(r"@([\d.]+):", spec)
-        if cmake_min and (not m or m.group(1) != cmake_min):
-            errors.append(f"depends_on('{spec}') but cmake_minimum_required is {cmake_min}")
+    return errors, wanted
+
+
+def check(src, package):
+    recipe = parse_recipe(package)
+    options, deps, cmake_min = scan_cmake(src)
+    errors = check_basics(src, recipe, cmake_min) + check_variants(recipe, options)
+    dep_errors, wanted = check_dependencies(recipe, deps)
+    errors += dep_errors
     if errors:
         raise CheckError("\n".join(errors))
     return recipe, options, wanted
@@ -261,6 +278,8 @@ RECIPE_MUTATIONS = [
     ("a variant dropped", 'variant("bench", default=True, description="Build rdmx-bench and rdmx-info")', ""),
     ("an option no longer set", 'self.define("RDMX_BUILD_FUZZ", False),', ""),
     ("another version", 'version("0.1.0")', 'version("0.0.9")'),
+    ("MPI under a variant that does not need it", 'depends_on("mpi", when="+tests")', 'depends_on("mpi", when="+lto")'),
+    ("another CMake minimum", 'depends_on("cmake@3.22:"', 'depends_on("cmake@3.20:"'),
     ("a dependency CMake does not look for", 'depends_on("hwloc")', 'depends_on("hwloc")\n    depends_on("zlib")'),
 ]
 # Each addition to the top CMakeLists.txt that the check must reject.
@@ -291,8 +310,8 @@ def self_test(src, package):
             with open(mutated, "w", encoding="utf-8") as fh:
                 fh.write(text.replace(old, new, 1))
             failures += expect_failure(what, src, mutated)
-        for what, addition in CMAKE_MUTATIONS:
-            tree = os.path.join(tmp, "src-" + str(CMAKE_MUTATIONS.index((what, addition))))
+        for i, (what, addition) in enumerate(CMAKE_MUTATIONS):
+            tree = os.path.join(tmp, f"src-{i}")
             copy_cmake_tree(src, tree)
             with open(os.path.join(tree, "CMakeLists.txt"), "a", encoding="utf-8") as fh:
                 fh.write(addition)
