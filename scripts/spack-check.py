@@ -13,7 +13,8 @@ the CMake files, without Spack: the recipe is parsed with `ast`, never run.
   - every option() of the CMake files is set in cmake_args, every
     define_from_variant names an existing option and variant, and every
     variant is used;
-  - the cmake@ minimum equals cmake_minimum_required.
+  - the cmake@ minimum equals cmake_minimum_required, and each language of
+    project() has its depends_on ('c', 'cxx').
 
 Usage: spack-check.py [--source-dir DIR] [--package FILE]
        spack-check.py --self-test [--source-dir DIR] [--package FILE]
@@ -45,8 +46,11 @@ DEP_MAP = {
     "ucx": "ucx",
     "Python3": "python",
 }
-# Spack packages a recipe may depend on that no find_package names.
-TOOL_DEPS = {"cmake"}
+# Spack packages a recipe may depend on that no find_package names (the
+# languages are checked against project(LANGUAGES) instead).
+TOOL_DEPS = {"cmake", "c", "cxx", "fortran"}
+# project(LANGUAGES) -> the Spack virtual that gives the package a compiler.
+LANGUAGE_DEPS = {"C": "c", "CXX": "cxx", "Fortran": "fortran"}
 # Directories whose CMake files are not the project's build (consumers of an
 # installed rdmx, packaging, build trees).
 SKIP_DIRS = {"examples", "packaging", "debian", ".git"}
@@ -177,7 +181,13 @@ def spec_name(spec):
 def check_basics(src, recipe, cmake_min):
     errors = []
     with open(os.path.join(src, "CMakeLists.txt"), encoding="utf-8") as fh:
-        m = re.search(r"project\(\s*\w+\s+VERSION\s+([\d.]+)", fh.read())
+        text = fh.read()
+    m = re.search(r"project\(\s*\w+\s+VERSION\s+([\d.]+)", text)
+    langs = re.search(r"project\([^)]*\bLANGUAGES\s+([^)]*)\)", text)
+    names = {spec_name(spec) for spec, _ in recipe["depends"]}
+    for lang in (langs.group(1).split() if langs else ["C", "CXX"]):
+        if LANGUAGE_DEPS.get(lang) not in names:
+            errors.append(f"project() uses {lang}, but the recipe has no depends_on('{LANGUAGE_DEPS.get(lang)}')")
     if not recipe["versions"]:
         errors.append("the recipe declares no version()")
     elif m and m.group(1) not in recipe["versions"]:
@@ -279,6 +289,7 @@ RECIPE_MUTATIONS = [
     ("an option no longer set", 'self.define("RDMX_BUILD_FUZZ", False),', ""),
     ("another version", 'version("0.1.0")', 'version("0.0.9")'),
     ("MPI under a variant that does not need it", 'depends_on("mpi", when="+tests")', 'depends_on("mpi", when="+lto")'),
+    ("a language's compiler dropped", 'depends_on("cxx", type="build")', ""),
     ("another CMake minimum", 'depends_on("cmake@3.22:"', 'depends_on("cmake@3.20:"'),
     ("a dependency CMake does not look for", 'depends_on("hwloc")', 'depends_on("hwloc")\n    depends_on("zlib")'),
 ]

@@ -49,6 +49,9 @@ class Rdmx(CMakePackage):
     # CMake turns LTO on for GCC only; its flags (-ffat-lto-objects) are GCC's.
     conflicts("+lto", when="%clang", msg="RDMX_LTO uses GCC's LTO flags: build with ~lto")
 
+    # The languages of project(): Spack gives a package a compiler for each.
+    depends_on("c", type="build")
+    depends_on("cxx", type="build")
     depends_on("cmake@3.22:", type="build")
     depends_on("pkgconfig", type="build")
 
