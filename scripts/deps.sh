@@ -2,19 +2,22 @@
 # The one list of rdmx's Debian packages, in groups. Installs whatever is
 # missing of the groups asked for (default: all).
 # Usage: scripts/deps.sh [lib] [tools] [tests] [testbed]   (as root, or with sudo)
-#   lib      build the library: what a cluster node building rdmx needs
-#   tools    run rdmx-bench, rdmx-info and the comparison tools (perftest, Open MPI)
-#   tests    build and run the test suite (MPI, GoogleTest, clang for the fuzzers, MPICH's mpiexec, header
-#            and NPmpich2 (the MPICH-ABI layer's checks),
-#            debhelper for the packages)
+#   lib      build the library, rdmx-bench and rdmx-info (configure with -DRDMX_BUILD_TESTS=OFF):
+#            all a cluster node building rdmx needs; no MPI, no qemu, no clang
+#   tools    run the comparisons beside rdmx-bench (perftest, Open MPI, UCX) and build the
+#            optional rdmx-bench-mpi (MPI) and rdmx-micro (Google Benchmark)
+#   tests    build and run the test suite: MPI, GoogleTest, Python (checks of scripts), clang for
+#            the fuzzers, MPICH's mpiexec, header and NPmpich2 (the MPICH-ABI layer's checks),
+#            debhelper for the packages
 #   testbed  the Soft-RoCE qemu guest and the profiler
 set -euo pipefail
 
+# nlohmann-json3-dev is header only: rdmx-info (built by default) writes its JSON with it.
 LIB_DEBS=(build-essential cmake pkg-config ccache rdma-core libibverbs-dev librdmacm-dev ibverbs-providers
-          libhwloc-dev libpmix-dev)
-TOOLS_DEBS=(ibverbs-utils rdmacm-utils perftest hwloc openmpi-bin libopenmpi-dev libbenchmark-dev nlohmann-json3-dev
+          libhwloc-dev libpmix-dev nlohmann-json3-dev)
+TOOLS_DEBS=(ibverbs-utils rdmacm-utils perftest hwloc openmpi-bin libopenmpi-dev libbenchmark-dev
             ucx-utils libucx-dev)
-TESTS_DEBS=(gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev netpipe-mpich2 libgtest-dev libgmock-dev clang libclang-rt-14-dev valgrind
+TESTS_DEBS=(python3 gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev netpipe-mpich2 libgtest-dev libgmock-dev clang libclang-rt-14-dev valgrind
             debhelper dpkg-dev)
 TESTBED_DEBS=(qemu-system-x86 busybox-static cpio kmod iproute2 procps linux-perf)
 
