@@ -81,7 +81,8 @@ const char *const kVars[] = {"RDMX_DEVICE",       "RDMX_IFADDR",        "RDMX_EA
                              "RDMX_RNDV_WINDOWS", "RDMX_UNEXPECTED_MAX", "RDMX_BOOTSTRAP",
                              "RDMX_SQ_DEPTH",     "RDMX_TRANSPORTS",    "RDMX_NODE_ID",
                              "RDMX_SM_CMA",       "RDMX_SM_CMA_THRESH", "RDMX_SM_SLOTS",
-                             "RDMX_THREADS",      "RDMX_SPIN_MAX_US",   "RDMX_YIELD"};
+                             "RDMX_THREADS",      "RDMX_SPIN_MAX_US",   "RDMX_YIELD",
+                             "RDMX_LOG_FILE"};
 
 // Clears every RDMX_* variable for the test and restores them after.
 class ConfigLoadTest : public ::testing::Test {
