@@ -146,6 +146,7 @@ std::string show_unsigned(const unsigned &v) { return std::to_string(v); }
 std::string show_double(const double &v) { return std::to_string(v); }
 std::string show_int(const int &v) { return std::to_string(v); }
 std::string show_str(const std::string &v) { return v.empty() ? "(auto)" : v; }
+std::string show_log_file(const std::string &v) { return v.empty() ? "stderr" : v; }
 std::string show_progress(const rdmx_progress_mode_t &v) { return progress_name(v); }
 std::string show_threads(const rdmx_thread_level_t &v) { return v == RDMX_THREADS_SINGLE ? "single" : "multiple"; }
 
@@ -392,7 +393,7 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     r.field<int>("RDMX_LOG_LEVEL", "0 error, 1 warn, 2 info, 3 debug, 4 trace", &log_level, u.log_level >= 0,
                  u.log_level, p_int, show_int);
     r.field<std::string>("RDMX_LOG_FILE", "write the log to this file (appended) instead of stderr; %h host, %r rank, "
-                         "%p pid", &log_file, false, std::string(), p_str, show_str);
+                         "%p pid", &log_file, false, std::string(), p_str, show_log_file);
     r.field<double>("RDMX_CONNECT_TIMEOUT", "seconds allowed for the full-mesh bring-up", &connect_timeout,
                     u.connect_timeout > 0, u.connect_timeout, parse_double, show_double);
     r.field<double>("RDMX_PEER_TIMEOUT", "seconds to wait for a peer at finalize and in transfers", &peer_timeout,
