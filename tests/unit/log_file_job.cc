@@ -10,12 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 
 #include "core/log.h"
 #include "rdmx/rdmx.h"
+#include "log_prefix.h"
 
 namespace {
 
@@ -49,11 +49,12 @@ int main() {
     const std::string path = rdmx::log_expand_file(pattern, rdmx::log_host(), rank, static_cast<int>(getpid()));
     std::ifstream f(path);
     if (!f) return fail(rank, "no log file " + path);
-    const std::regex prefix("\\[rdmx " + std::string(rdmx::log_host()) + ":(" + std::to_string(rank) + "|-):" +
-                            std::to_string(getpid()) + " [0-9]+\\.[0-9]{6}\\] [A-Z]+: .*");
     std::stringstream all;
     for (std::string line; std::getline(f, line);) {
-        if (!std::regex_match(line, prefix)) return fail(rank, "line without this rank's prefix: " + line);
+        rdmx::test::LogPrefix p;
+        if (!rdmx::test::parse_log_prefix(line, &p) || p.host != rdmx::log_host() ||
+            (p.rank != "-" && p.rank != std::to_string(rank)) || p.pid != std::to_string(getpid()))
+            return fail(rank, "line without this rank's prefix: " + line);
         all << line << '\n';
     }
     const std::string log = all.str();

@@ -9,13 +9,13 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/log.h"
+#include "log_prefix.h"
 
 namespace rdmx {
 namespace {
@@ -56,25 +56,29 @@ protected:
 };
 
 TEST_F(LogTest, PrefixCarriesHostRankPidAndTime) {
-    const std::string pid = std::to_string(getpid());
-    const std::regex line("\\[rdmx ([^ :]+):([0-9]+|-):" + pid + " ([0-9]+)\\.[0-9]{6}\\] WARN: hello 5\n");
     testing::internal::CaptureStderr();
     RDMX_WARN("hello %d", 5);
     log_set_rank(3);
     RDMX_WARN("hello %d", 5);
     const std::string err = testing::internal::GetCapturedStderr();
-    std::smatch m;
-    std::string rest = err;
-    ASSERT_TRUE(std::regex_search(rest, m, line)) << err;
-    EXPECT_EQ(m.position(0), 0) << err;
-    EXPECT_EQ(m[1].str(), log_host());
-    EXPECT_EQ(m[2].str(), "-") << "no rank before the bootstrap";
-    const long long t = std::stoll(m[3].str());
-    EXPECT_LE(std::llabs(t - static_cast<long long>(std::time(nullptr))), 5) << "wall-clock seconds";
-    rest = m.suffix();
-    ASSERT_TRUE(std::regex_match(rest, m, line)) << err;
-    EXPECT_EQ(m[2].str(), "3");
+    const size_t nl = err.find('\n');
+    ASSERT_NE(nl, std::string::npos) << err;
+    ASSERT_EQ(err.size(), 2 * (nl + 1)) << "two lines of equal length: " << err;
+    test::LogPrefix a, b;
+    ASSERT_TRUE(test::parse_log_prefix(std::string_view(err).substr(0, nl), &a)) << err;
+    ASSERT_TRUE(test::parse_log_prefix(std::string_view(err).substr(nl + 1, nl), &b)) << err;
+    for (const test::LogPrefix *p : {&a, &b}) {
+        EXPECT_EQ(p->host, log_host());
+        EXPECT_EQ(p->pid, std::to_string(getpid()));
+        EXPECT_EQ(p->rest, "WARN: hello 5");
+        const long long t = std::stoll(p->seconds);
+        EXPECT_LE(std::llabs(t - static_cast<long long>(std::time(nullptr))), 5) << "wall-clock seconds";
+    }
+    EXPECT_EQ(a.rank, "-") << "no rank before the bootstrap";
+    EXPECT_EQ(b.rank, "3");
     EXPECT_EQ(std::string(log_host()).find('.'), std::string::npos) << "the host up to its first dot";
+    test::LogPrefix bad;
+    EXPECT_FALSE(test::parse_log_prefix("[rdmx 3:2133] WARN: the old prefix", &bad));
 }
 
 TEST_F(LogTest, FileNameExpansion) {
