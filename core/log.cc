@@ -328,6 +328,8 @@ void log_defer(LogLevel lvl, const char *fmt, ...) {
         va_start(ap, fmt);
         len = format_line(line, lvl, fmt, ap);
         va_end(ap);
+    } else if (nrep == 0) {
+        return;  // suppressed, nothing to report
     }
     Deferred &d = deferred();
     std::lock_guard<std::mutex> g(d.mu);

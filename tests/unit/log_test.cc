@@ -171,6 +171,20 @@ TEST_F(LogTest, RepeatedLinesAreRateLimited) {
     EXPECT_EQ(count_of(err, "suppressed"), 1u) << err;
 }
 
+// Deferred lines (found under the engine lock) are limited the same way,
+// before they take a place in the queue.
+TEST_F(LogTest, DeferredLinesAreRateLimited) {
+    log_set_rate_limit(3, 3600'000'000'000ull);
+    testing::internal::CaptureStderr();
+    for (int i = 0; i < 40; ++i) RDMX_WARN_DEFERRED("deferred %d", i);
+    log_flush_deferred();
+    log_flush_suppressed();
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(count_of(err, "WARN: deferred "), 3u) << err;
+    EXPECT_EQ(count_of(err, "dropped"), 0u) << "the suppressed lines did not fill the queue: " << err;
+    EXPECT_EQ(count_of(err, "log: 37 similar messages suppressed"), 1u) << err;
+}
+
 // When the window ends the next line of any site reports the count first.
 TEST_F(LogTest, RateLimitWindowEnds) {
     constexpr uint64_t kWindowNs = 300'000'000;  // 0.3 s: the first five lines fit in it even under TSan
