@@ -146,6 +146,7 @@ std::string show_unsigned(const unsigned &v) { return std::to_string(v); }
 std::string show_double(const double &v) { return std::to_string(v); }
 std::string show_int(const int &v) { return std::to_string(v); }
 std::string show_str(const std::string &v) { return v.empty() ? "(auto)" : v; }
+std::string show_log_file(const std::string &v) { return v.empty() ? "stderr" : v; }
 std::string show_progress(const rdmx_progress_mode_t &v) { return progress_name(v); }
 std::string show_threads(const rdmx_thread_level_t &v) { return v == RDMX_THREADS_SINGLE ? "single" : "multiple"; }
 
@@ -310,6 +311,20 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+// The rank a launcher gave this process, before the bootstrap runs (-1 if
+// none did): so that an RDMX_LOG_FILE with %r holds this configuration's own
+// lines too (the unknown-variable warnings) rather than waiting for the rank.
+static int launcher_rank() {
+    for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+        const char *v = std::getenv(name);
+        char *end = nullptr;
+        if (v == nullptr || *v < '0' || *v > '9') continue;
+        const long r = std::strtol(v, &end, 10);
+        if (*end == '\0' && r <= 0x7fffffff) return static_cast<int>(r);
+    }
+    return -1;
+}
+
 // A misspelt variable silently does nothing: each unknown RDMX_* name is
 // warned about once per process, with the closest known name.
 void Config::warn_unknown_env() const {
@@ -377,6 +392,8 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                                  parse_threads, show_threads);
     r.field<int>("RDMX_LOG_LEVEL", "0 error, 1 warn, 2 info, 3 debug, 4 trace", &log_level, u.log_level >= 0,
                  u.log_level, p_int, show_int);
+    r.field<std::string>("RDMX_LOG_FILE", "write the log to this file (appended) instead of stderr; %h host, %r rank, "
+                         "%p pid", &log_file, false, std::string(), p_str, show_log_file);
     r.field<double>("RDMX_CONNECT_TIMEOUT", "seconds allowed for the full-mesh bring-up", &connect_timeout,
                     u.connect_timeout > 0, u.connect_timeout, parse_double, show_double);
     r.field<double>("RDMX_PEER_TIMEOUT", "seconds to wait for a peer at finalize and in transfers", &peer_timeout,
@@ -432,6 +449,7 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
         return RDMX_ERR_INVALID_ARG;
     }
     log_set_level(log_level);
+    log_set_file(log_file, u.allgather != nullptr ? u.rank : launcher_rank());
     warn_unknown_env();
     if (u.allgather != nullptr) {
         if (u.rank < 0 || u.size <= 0 || u.rank >= u.size) {

@@ -44,6 +44,7 @@ struct Config {
     rdmx_progress_mode_t progress = RDMX_PROGRESS_THREAD;
     rdmx_thread_level_t threads = RDMX_THREADS_MULTIPLE;  // RDMX_THREADS
     int log_level = 1;
+    std::string log_file;          // RDMX_LOG_FILE: "" = stderr; %h %r %p expand (core/log.h)
     double connect_timeout = 60.0;
     double peer_timeout = 30.0;
     unsigned spin_us = 200;        // RDMX_SPIN_US: a wait busy-polls this long before sleeping

@@ -167,6 +167,7 @@ rdmx_status_t rdmx_finalize(rdmx_context_h ctx) {
     ctx->finalized.store(true, std::memory_order_release);
     return guarded("rdmx_finalize", [&] {
         rdmx_status_t st = rdmx::context_finalize(ctx);
+        rdmx::log_flush_suppressed();  // the counts of rate-limited lines, before the job may exit
         rdmx::Deadline d(kUsersDrainSeconds);
         while (slot->users.load(std::memory_order_seq_cst) != 0) {
             if (d.expired()) {

@@ -38,7 +38,8 @@ LAT_BOUND = 1.0  # 8 B latency no worse than the best
 BW_BOUND = 1.0  # bandwidth at least the best
 MR_BOUND = 1.2  # 8 B message rate at least 1.2 x the best
 GB = 1e3  # rdmx-bench prints MB/s (10^6 B/s); the tables show GB/s
-LOG_LINE = re.compile(r"^\[rdmx [0-9]+:[0-9]+\] ((?:WARN|ERROR|NOTICE): .*)$")  # rdmx's log prefix
+# rdmx's log prefix, "[rdmx HOST:RANK:PID SECONDS.MICROS] " (older runs: "[rdmx RANK:PID] ")
+LOG_LINE = re.compile(r"^\[rdmx [^\]]*\] ((?:WARN|ERROR|NOTICE): .*)$")
 PID = re.compile(r"pid [0-9]+")
 
 

@@ -1,13 +1,17 @@
 // Config: parse_size and Config::load (defaults < environment < struct).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "core/config.h"
@@ -81,7 +85,8 @@ const char *const kVars[] = {"RDMX_DEVICE",       "RDMX_IFADDR",        "RDMX_EA
                              "RDMX_RNDV_WINDOWS", "RDMX_UNEXPECTED_MAX", "RDMX_BOOTSTRAP",
                              "RDMX_SQ_DEPTH",     "RDMX_TRANSPORTS",    "RDMX_NODE_ID",
                              "RDMX_SM_CMA",       "RDMX_SM_CMA_THRESH", "RDMX_SM_SLOTS",
-                             "RDMX_THREADS",      "RDMX_SPIN_MAX_US",   "RDMX_YIELD"};
+                             "RDMX_THREADS",      "RDMX_SPIN_MAX_US",   "RDMX_YIELD",
+                             "RDMX_LOG_FILE"};
 
 // Clears every RDMX_* variable for the test and restores them after.
 class ConfigLoadTest : public ::testing::Test {
@@ -136,6 +141,8 @@ TEST_F(ConfigLoadTest, Defaults) {
     EXPECT_EQ(entry(c, "RDMX_EAGER_LIMIT")->value, "8192");
     EXPECT_EQ(entry(c, "RDMX_DEVICE")->value, "(auto)");
     EXPECT_EQ(entry(c, "RDMX_PROGRESS")->value, "thread");
+    EXPECT_EQ(entry(c, "RDMX_LOG_FILE")->value, "stderr");
+    EXPECT_TRUE(c.log_file.empty());
 
     // A config from rdmx_config_init with nothing set is the same as NULL.
     rdmx_config_t cfg;
@@ -491,6 +498,33 @@ TEST_F(ConfigLoadTest, UnknownVariableIsWarnedOnceWithASuggestion) {
     EXPECT_EQ(c.eager_limit, 8192u);  // the misspelt value did not apply
     for (const char *v : {"RDMX_EAGER_LIMT", "RDMX_ZZZ_NOTHING_LIKE_IT", "RDMX_COLL_BCAST_ALGO", "RDMX_TEST_SHRINK"})
         unsetenv(v);
+}
+
+// RDMX_LOG_FILE through Config::load: the lines go to the file; a load
+// without it sends them back to stderr.
+TEST_F(ConfigLoadTest, LogFileFromTheEnvironment) {
+    char dir[] = "/tmp/rdmx_config_log.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string path = std::string(dir) + "/cfg-" + std::to_string(getpid()) + ".log";
+    setenv("RDMX_LOG_FILE", (std::string(dir) + "/cfg-%p.log").c_str(), 1);
+    Config c;
+    ASSERT_EQ(c.load(nullptr), RDMX_OK);
+    EXPECT_EQ(entry(c, "RDMX_LOG_FILE")->source, ConfigSource::kEnvironment);
+    RDMX_WARN("config test: into the file");
+    unsetenv("RDMX_LOG_FILE");
+    testing::internal::CaptureStderr();
+    Config d;  // a later rdmx_init's configuration
+    ASSERT_EQ(d.load(nullptr), RDMX_OK);
+    RDMX_WARN("config test: on stderr");
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(count_of(err, "config test: on stderr"), 1u) << err;
+    std::ifstream f(path);
+    std::stringstream file;
+    file << f.rdbuf();
+    EXPECT_EQ(count_of(file.str(), "WARN: config test: into the file\n"), 1u) << file.str();
+    EXPECT_EQ(count_of(file.str(), "on stderr"), 0u) << file.str();
+    std::remove(path.c_str());
+    rmdir(dir);
 }
 
 }  // namespace
