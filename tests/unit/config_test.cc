@@ -16,6 +16,7 @@
 
 #include "core/config.h"
 #include "core/log.h"
+#include "log_prefix.h"
 
 namespace {
 
@@ -472,11 +473,7 @@ TEST(PlanQueues, CreditsFitTheDeviceLimits) {
 namespace rdmx {
 namespace {
 
-size_t count_of(const std::string &hay, const std::string &needle) {
-    size_t n = 0;
-    for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
-    return n;
-}
+using test::count_of;
 
 // A misspelt variable would silently do nothing: warned once per process,
 // with the closest real name; other layers' and tools' variables are not.

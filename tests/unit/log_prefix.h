@@ -1,5 +1,6 @@
-// Parses rdmx's log prefix, "[rdmx HOST:RANK:PID SECONDS.MICROS] ", for the
-// log tests (by hand: GCC 12's std::regex trips -Werror in sanitizer builds).
+// Parses rdmx's log prefix, "[rdmx HOST:RANK:PID SECONDS.MICROS] ", and counts
+// strings in captured output, for the log and config tests (by hand: GCC
+// 12's std::regex trips -Werror in sanitizer builds).
 #pragma once
 #include <cctype>
 #include <string>
@@ -20,6 +21,13 @@ inline bool take_until(std::string_view &s, char stop, std::string *out) {
     if (out->find_first_of(" :") != std::string::npos) return false;
     s.remove_prefix(end + 1);
     return true;
+}
+
+// How many times needle occurs in hay (overlapping occurrences too).
+inline size_t count_of(const std::string &hay, const std::string &needle) {
+    size_t n = 0;
+    for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
+    return n;
 }
 
 inline bool all_digits(const std::string &s) {

@@ -20,11 +20,7 @@
 namespace rdmx {
 namespace {
 
-size_t count_of(const std::string &hay, const std::string &needle) {
-    size_t n = 0;
-    for (size_t p = hay.find(needle); p != std::string::npos; p = hay.find(needle, p + 1)) ++n;
-    return n;
-}
+using test::count_of;
 
 std::string slurp(const std::string &path) {
     std::ifstream f(path);
