@@ -193,7 +193,7 @@ cmd_run() {
       # The parallel residual must equal the serial one exactly: halo2d makes
       # the reduction order independent of the number of ranks (see its
       # source), so the 17 printed digits are compared as text.
-      local sout="$work/runs/halo2d.serial.out" par ser
+      local sout="${out%.out}.serial.out" par ser  # one per test: ranks counts run side by side
       run_logged "$sout" "$bin" --serial || fail "halo2d --serial exited with status $?"
       run_logged "$out" launch "$np" "$bin" || rc=$?
       [ "$rc" = 0 ] || { skip_if_no_device "$out"; fail "halo2d exited with status $rc"; }
