@@ -60,6 +60,7 @@ public:
         }
         if (!reply->ok()) {  // a refusal the caller may survive (an absent key): the connection is fine
             std::string_view m = reply->has("msg") ? reply->get("msg") : reply->get("errmsg");
+            if (m.empty()) m = "no reason given (the launcher's own log may have one)";
             if (!quiet_refusal)
                 RDMX_ERROR("bootstrap: the launcher refused a PMI request (%s rc=%.*s): %.*s", want,
                            static_cast<int>(reply->get("rc").size()), reply->get("rc").data(),
@@ -254,8 +255,13 @@ rdmx_status_t PmiSession::init_v2() {
     if (st != RDMX_OK) return st;
     conn_.set_wire(Wire::kV2);
     const std::string me = std::to_string(rank >= 0 ? rank : env_int("PMI_RANK", env_int("SLURM_PROCID", 0)));
-    if ((st = conn_.request(pmi::format(Wire::kV2, "fullinit", {{"pmirank", me}, {"threaded", "FALSE"}}),
-                            "fullinit-response", &text, &m)) != RDMX_OK)
+    // Slurm's PMI-2 server refuses a fullinit without the job id it put in
+    // PMI_JOBID ("pmijobid missing"); hydra sets none and needs none.
+    const char *jobid = std::getenv("PMI_JOBID");
+    const std::string req = jobid != nullptr
+        ? pmi::format(Wire::kV2, "fullinit", {{"pmijobid", jobid}, {"pmirank", me}, {"threaded", "FALSE"}})
+        : pmi::format(Wire::kV2, "fullinit", {{"pmirank", me}, {"threaded", "FALSE"}});
+    if ((st = conn_.request(req, "fullinit-response", &text, &m)) != RDMX_OK)
         return st;
     rank = std::atoi(std::string(m.get("rank")).c_str());
     size = std::atoi(std::string(m.get("size")).c_str());

@@ -8,6 +8,7 @@
 #            optional rdmx-bench-mpi (MPI) and rdmx-micro (Google Benchmark)
 #   tests    build and run the test suite: MPI, GoogleTest, Python (checks of scripts), clang for
 #            the fuzzers, MPICH's mpiexec, header and NPmpich2 (the MPICH-ABI layer's checks),
+#            Slurm and munge (a one-node cluster launches jobs: scripts/slurm/cluster.sh),
 #            debhelper for the packages
 #   testbed  the Soft-RoCE qemu guest and the profiler
 set -euo pipefail
@@ -18,6 +19,7 @@ LIB_DEBS=(build-essential cmake pkg-config ccache rdma-core libibverbs-dev librd
 TOOLS_DEBS=(ibverbs-utils rdmacm-utils perftest hwloc openmpi-bin libopenmpi-dev libbenchmark-dev
             ucx-utils libucx-dev)
 TESTS_DEBS=(python3 gfortran openmpi-bin libopenmpi-dev mpich libmpich-dev netpipe-mpich2 libgtest-dev libgmock-dev clang libclang-rt-14-dev valgrind
+            slurmctld slurmd slurm-client munge
             debhelper dpkg-dev)
 TESTBED_DEBS=(qemu-system-x86 busybox-static cpio kmod iproute2 procps linux-perf)
 

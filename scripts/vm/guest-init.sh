@@ -55,6 +55,14 @@ mounts="$(</proc/self/mounts)"
 [[ "$mounts" == *" /sys sysfs "* ]] || mount -t sysfs sysfs /sys
 [[ "$mounts" == *" /dev devtmpfs "* ]] || mount -t devtmpfs devtmpfs /dev
 log "guest root mounted"
+# Where a booted Debian has its cgroup v2 tree and systemd's system.slice
+# (slurmd refuses to start without them, even with no cgroup-based plugin
+# configured; scripts/slurm/cluster.sh tells it to do without systemd).
+if mountpoint -q /sys/fs/cgroup || mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null; then
+  mkdir -p /sys/fs/cgroup/system.slice
+else
+  log "no cgroup2 mount"
+fi
 mkdir -p /dev/pts /dev/shm
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
