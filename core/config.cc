@@ -110,6 +110,13 @@ bool parse_threads(const char *s, rdmx_thread_level_t *out) {
     return true;
 }
 
+bool parse_check(const char *s, rdmx_check_level_t *out) {
+    if (std::strcmp(s, "all") == 0) *out = RDMX_CHECK_ALL;
+    else if (std::strcmp(s, "handles") == 0) *out = RDMX_CHECK_HANDLES;
+    else return false;
+    return true;
+}
+
 // One resolution step for one variable: the environment, then the struct.
 class Resolver {
 public:
@@ -149,6 +156,7 @@ std::string show_str(const std::string &v) { return v.empty() ? "(auto)" : v; }
 std::string show_log_file(const std::string &v) { return v.empty() ? "stderr" : v; }
 std::string show_progress(const rdmx_progress_mode_t &v) { return progress_name(v); }
 std::string show_threads(const rdmx_thread_level_t &v) { return v == RDMX_THREADS_SINGLE ? "single" : "multiple"; }
+std::string show_check(const rdmx_check_level_t &v) { return v == RDMX_CHECK_HANDLES ? "handles" : "all"; }
 
 bool p_size(const char *s, size_t *o) { return parse_size(s, o); }
 bool p_unsigned(const char *s, unsigned *o) {
@@ -374,13 +382,17 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                     "back-pressure", &unexpected_max, false, size_t{0}, p_size, show_size);
     // The struct's enum fields come from C, where any int fits: read their
     // bytes and check them before anything loads them as the enum.
-    const int u_progress = raw_enum(u.progress), u_threads = raw_enum(u.threads);
+    const int u_progress = raw_enum(u.progress), u_threads = raw_enum(u.threads), u_check = raw_enum(u.check_args);
     if (u_progress < RDMX_PROGRESS_DEFAULT || u_progress > RDMX_PROGRESS_CALLER) {
         RDMX_ERROR("config: progress=%d is not an rdmx_progress_mode_t", u_progress);
         return RDMX_ERR_INVALID_ARG;
     }
     if (u_threads < RDMX_THREADS_DEFAULT || u_threads > RDMX_THREADS_SINGLE) {
         RDMX_ERROR("config: threads=%d is not an rdmx_thread_level_t", u_threads);
+        return RDMX_ERR_INVALID_ARG;
+    }
+    if (u_check < RDMX_CHECK_DEFAULT || u_check > RDMX_CHECK_HANDLES) {
+        RDMX_ERROR("config: check_args=%d is not an rdmx_check_level_t", u_check);
         return RDMX_ERR_INVALID_ARG;
     }
     r.field<rdmx_progress_mode_t>("RDMX_PROGRESS", "progress mode: thread|caller", &progress,
@@ -390,6 +402,10 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                                  "never overlap: no lock, no atomic read-modify-write on the send/receive path)",
                                  &threads, u_threads != RDMX_THREADS_DEFAULT, static_cast<rdmx_thread_level_t>(u_threads),
                                  parse_threads, show_threads);
+    r.field<rdmx_check_level_t>("RDMX_CHECK_ARGS", "argument checks: all (every argument of every call) or handles "
+                                "(point-to-point calls trust buffer, length, rank and tag: a layer above checked them)",
+                                &check_args, u_check != RDMX_CHECK_DEFAULT, static_cast<rdmx_check_level_t>(u_check),
+                                parse_check, show_check);
     r.field<int>("RDMX_LOG_LEVEL", "0 error, 1 warn, 2 info, 3 debug, 4 trace", &log_level, u.log_level >= 0,
                  u.log_level, p_int, show_int);
     r.field<std::string>("RDMX_LOG_FILE", "write the log to this file (appended) instead of stderr; %h host, %r rank, "

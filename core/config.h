@@ -43,6 +43,7 @@ struct Config {
     size_t unexpected_max = 65536;  // RDMX_UNEXPECTED_MAX: unexpected messages kept before back-pressure
     rdmx_progress_mode_t progress = RDMX_PROGRESS_THREAD;
     rdmx_thread_level_t threads = RDMX_THREADS_MULTIPLE;  // RDMX_THREADS
+    rdmx_check_level_t check_args = RDMX_CHECK_ALL;       // RDMX_CHECK_ARGS
     int log_level = 1;
     std::string log_file;          // RDMX_LOG_FILE: "" = stderr; %h %r %p expand (core/log.h)
     double connect_timeout = 60.0;

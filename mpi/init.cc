@@ -74,6 +74,10 @@ int do_init(const char *call, int required, int *provided)
     rdmx_config_t cfg;
     rdmx_config_init(&cfg);
     cfg.threads = rdmx_threads_for(required);
+    // Every point-to-point entry point checks its arguments as MPI defines
+    // (and reports MPI's error classes): rdmx need not check them again.
+    // RDMX_CHECK_ARGS in the environment still wins, for debugging.
+    if (std::getenv("RDMX_CHECK_ARGS") == nullptr) cfg.check_args = RDMX_CHECK_HANDLES;
     rdmx_context_h world = nullptr;
     rdmx_status_t st = rdmx_init(&cfg, &world);
     if (st != RDMX_OK)

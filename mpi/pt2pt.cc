@@ -315,10 +315,8 @@ RDMXMPI_WEAK(Send)
 RDMXMPI_API int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     const Comm *c = comm_get(comm);
-    size_t bytes = 0;
-    if (__builtin_expect(c != nullptr && fast_data(buf, count, datatype, &bytes) && fast_rank(dest, c->size) &&
-                             tag >= 0, 1))
-        return send_checked(c->ctx, buf, bytes, dest, tag, comm);
+    if (__builtin_expect(c != nullptr && fast_args(buf, count, datatype) && fast_rank(dest, c->size) && tag >= 0, 1))
+        return send_checked(c->ctx, buf, builtin_bytes(count, datatype), dest, tag, comm);
     return send_general(buf, count, datatype, dest, tag, comm);
 }
 
@@ -508,12 +506,12 @@ RDMXMPI_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int sourc
                           MPI_Status *status)
 {
     const Comm *c = comm_get(comm);
-    size_t bytes = 0;
-    if (__builtin_expect(c == nullptr || !fast_data(buf, count, datatype, &bytes) ||
+    if (__builtin_expect(c == nullptr || !fast_args(buf, count, datatype) ||
                              !(fast_rank(source, c->size) || source == MPI_ANY_SOURCE) ||
                              !(tag >= 0 || tag == MPI_ANY_TAG), 0))
         return recv_general(buf, count, datatype, source, tag, comm, status);
     const int from = source == MPI_ANY_SOURCE ? RDMX_ANY_SOURCE : source;
+    const size_t bytes = builtin_bytes(count, datatype);
     if (status == MPI_STATUS_IGNORE) return recv_no_status(c->ctx, buf, bytes, from, tag, comm);
     return recv_with_status(c->ctx, buf, bytes, from, tag, comm, status);
 }

@@ -295,6 +295,20 @@ inline bool fast_data(const void *buf, int count, MPI_Datatype dt, size_t *bytes
     *bytes = static_cast<size_t>(count) * size;
     return buf != nullptr || *bytes == 0;
 }
+
+// The same test split in two for MPI_Send and MPI_Recv, whose every other
+// check comes between: fast_args decides, builtin_bytes (valid only after
+// it said yes) computes the size as the last step before rdmx is called,
+// so no register has to keep the datatype for the general path meanwhile.
+// A NULL buffer with a positive count takes the general path even for the
+// zero-size MPI_LB/MPI_UB, which it accepts.
+inline bool fast_args(const void *buf, int count, MPI_Datatype dt) {
+    return (static_cast<uint32_t>(dt) & kTypeKindMask) == kBuiltinTypeKind && count >= 0 &&
+           (buf != nullptr || count == 0);
+}
+inline size_t builtin_bytes(int count, MPI_Datatype dt) {
+    return static_cast<size_t>(count) * ((static_cast<uint32_t>(dt) >> kBuiltinSizeShift) & kBuiltinSizeMask);
+}
 // A rank of a communicator of `size` members (no PROC_NULL, no wildcard).
 inline bool fast_rank(int rank, int size) { return static_cast<unsigned>(rank) < static_cast<unsigned>(size); }
 

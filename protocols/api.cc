@@ -22,14 +22,17 @@ using namespace rdmx::api;
 rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, Handle *h, int space, const void *buf, size_t len,
                         int peer, bool any_ok, int tag, const void *req_p) {
     if (rdmx_status_t st = check_handle(fn, ctx, h)) return st;
+    // The tag space indexes the engine's tables: checked in every mode (a
+    // constant in the callers that matter, so it costs nothing there).
+    if (space < 0 || static_cast<unsigned>(space) >= rdmx::kNumPublicSpaces)
+        RDMX_BAD_ARG("%s: tag space %d unknown", fn, space);
+    if (!h->c->check_args) return RDMX_OK;  // RDMX_CHECK_ARGS=handles: the caller checked the rest
     if (buf == nullptr && len != 0) RDMX_BAD_ARG("%s: buf is NULL with len %zu", fn, len);
     // A range past the address space's end would reach the peer, which
     // rejects it and drops us as a protocol offender.
     if (len > kMaxLen) RDMX_BAD_ARG("%s: len %zu is above the largest message (%zu bytes)", fn, len, kMaxLen);
     if (reinterpret_cast<uintptr_t>(buf) + len < reinterpret_cast<uintptr_t>(buf))
         RDMX_BAD_ARG("%s: buf %p + len %zu wraps past the end of the address space", fn, buf, len);
-    if (space < 0 || static_cast<unsigned>(space) >= rdmx::kNumPublicSpaces)
-        RDMX_BAD_ARG("%s: tag space %d unknown", fn, space);
     if (rdmx_status_t st = check_peer(fn, *h, peer, any_ok)) return st;
     if (tag < (any_ok ? RDMX_ANY_TAG : 0)) RDMX_BAD_ARG("%s: tag %d is negative%s", fn, tag, any_ok ? " (and not RDMX_ANY_TAG)" : "");
     if (req_p == nullptr) RDMX_BAD_ARG("%s: request pointer is NULL", fn);

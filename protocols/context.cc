@@ -244,6 +244,7 @@ rdmx_status_t open_lanes(Ctx *c) {
 void set_thread_level(Ctx *c) {
     const bool progress_thread = c->transport && c->cfg.progress == RDMX_PROGRESS_THREAD;
     c->app_mt = c->cfg.threads != RDMX_THREADS_SINGLE;
+    c->check_args = c->cfg.check_args != RDMX_CHECK_HANDLES;
     c->engine_mt = c->app_mt || progress_thread;
     c->progress_thread_on = progress_thread;
     c->spin_ns.store(static_cast<uint64_t>(c->cfg.spin_us) * 1000ull, std::memory_order_relaxed);

@@ -87,6 +87,9 @@ struct rdmx_context final : rdmx::TransportSink {
     // receive path takes a lock or an atomic read-modify-write.
     bool app_mt = true;
     bool engine_mt = true;
+    // RDMX_CHECK_ARGS=all: point-to-point calls check every argument;
+    // handles: only the context (a layer above checked the rest).
+    bool check_args = true;
     bool progress_thread_on = false;  // RDMX_PROGRESS=thread in a job of more than one
     // An empty poll in a spinning wait is followed by sched_yield (RDMX_YIELD;
     // context.cc, decide_yield): with more ranks than CPUs, a rank that spins

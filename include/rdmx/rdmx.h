@@ -101,6 +101,15 @@ typedef enum { RDMX_PROGRESS_DEFAULT = 0, RDMX_PROGRESS_THREAD = 1, RDMX_PROGRES
  *  calls in); everything else `single` drops is dropped in both modes. */
 typedef enum { RDMX_THREADS_DEFAULT = 0, RDMX_THREADS_MULTIPLE = 1, RDMX_THREADS_SINGLE = 2 } rdmx_thread_level_t;
 
+/** Argument checks (RDMX_CHECK_ARGS=all|handles). `all` (default): every
+ *  argument of every call is checked, and a bad one is logged and returns
+ *  RDMX_ERR_INVALID_ARG. `handles`: the point-to-point calls (send, recv,
+ *  their nonblocking and synchronous forms) still check the context handle,
+ *  but trust their buffer, length, rank and tag: for a layer above rdmx that
+ *  has checked those already (the MPI layer asks for it, so that each
+ *  argument is checked once). A bad argument is then undefined behaviour. */
+typedef enum { RDMX_CHECK_DEFAULT = 0, RDMX_CHECK_ALL = 1, RDMX_CHECK_HANDLES = 2 } rdmx_check_level_t;
+
 /**
  * Configuration. Always initialise with rdmx_config_init() first, then set
  * the fields you want: a zero / NULL field means "environment, else default".
@@ -126,6 +135,7 @@ struct rdmx_config {
     double connect_timeout;          /* RDMX_CONNECT_TIMEOUT: seconds for the full mesh */
     double peer_timeout;             /* RDMX_PEER_TIMEOUT: seconds finalize waits for peers */
     rdmx_thread_level_t threads;     /* RDMX_THREADS */
+    rdmx_check_level_t check_args;   /* RDMX_CHECK_ARGS */
 };
 typedef struct rdmx_config rdmx_config_t;    /* NULL means defaults plus RDMX_* environment */
 

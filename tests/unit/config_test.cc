@@ -87,7 +87,7 @@ const char *const kVars[] = {"RDMX_DEVICE",       "RDMX_IFADDR",        "RDMX_EA
                              "RDMX_SQ_DEPTH",     "RDMX_TRANSPORTS",    "RDMX_NODE_ID",
                              "RDMX_SM_CMA",       "RDMX_SM_CMA_THRESH", "RDMX_SM_SLOTS",
                              "RDMX_THREADS",      "RDMX_SPIN_MAX_US",   "RDMX_YIELD",
-                             "RDMX_LOG_FILE"};
+                             "RDMX_LOG_FILE",     "RDMX_CHECK_ARGS"};
 
 // Clears every RDMX_* variable for the test and restores them after.
 class ConfigLoadTest : public ::testing::Test {

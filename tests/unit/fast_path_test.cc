@@ -145,6 +145,46 @@ TEST(ThreadLevel, BadValuesAreRefusedByName) {
     unsetenv("RDMX_THREADS");
 }
 
+// RDMX_CHECK_ARGS=handles: the point-to-point calls still check the context
+// and the tag space, and trust the rest (what the MPI layer asks for); a bad
+// value names itself; `all` (the default) rejects what `handles` trusts.
+TEST(CheckArgs, HandlesTrustsArgumentsButNotTheContext) {
+    clean_environment();
+    rdmx_context_h ctx = nullptr;
+    setenv("RDMX_CHECK_ARGS", "some", 1);
+    EXPECT_EQ(rdmx_init(nullptr, &ctx), RDMX_ERR_INVALID_ARG);
+    EXPECT_EQ(ctx, nullptr);
+    unsetenv("RDMX_CHECK_ARGS");
+    rdmx_config_t cfg;
+    rdmx_config_init(&cfg);
+    const int bogus = 9;
+    std::memcpy(&cfg.check_args, &bogus, sizeof(bogus));  // as C code could
+    EXPECT_EQ(rdmx_init(&cfg, &ctx), RDMX_ERR_INVALID_ARG);
+
+    ASSERT_EQ(rdmx_init(nullptr, &ctx), RDMX_OK);
+    EXPECT_TRUE(ctx->check_args);
+    int x = 0;
+    EXPECT_EQ(rdmx_send(ctx, &x, sizeof x, 5, 0), RDMX_ERR_INVALID_ARG) << "rank 5 of a job of one";
+    EXPECT_EQ(rdmx_send(ctx, &x, sizeof x, 0, -3), RDMX_ERR_INVALID_ARG) << "a negative tag";
+    EXPECT_EQ(rdmx_finalize(ctx), RDMX_OK);
+
+    rdmx_config_init(&cfg);
+    cfg.check_args = RDMX_CHECK_HANDLES;
+    ASSERT_EQ(rdmx_init(&cfg, &ctx), RDMX_OK);
+    EXPECT_FALSE(ctx->check_args);
+    rdmx_request_h r = nullptr;
+    int y = 0;
+    x = 42;
+    ASSERT_EQ(rdmx_irecv(ctx, &y, sizeof y, 0, 3, &r), RDMX_OK);
+    ASSERT_EQ(rdmx_send(ctx, &x, sizeof x, 0, 3), RDMX_OK);
+    ASSERT_EQ(rdmx_wait(&r, nullptr), RDMX_OK);
+    EXPECT_EQ(y, 42);
+    EXPECT_EQ(rdmx_send(nullptr, &x, sizeof x, 0, 3), RDMX_ERR_INVALID_ARG) << "the context is still checked";
+    EXPECT_EQ(rdmx_isend_in(ctx, static_cast<rdmx_tagspace_t>(99), &x, sizeof x, 0, 3, &r), RDMX_ERR_INVALID_ARG)
+        << "the tag space is still checked";
+    EXPECT_EQ(rdmx_finalize(ctx), RDMX_OK);
+}
+
 // ---- the adaptive spin (progress.cc) -----------------------------------------
 
 TEST(SpinBudget, ShortSleepDoublesUpToTheCap) {
