@@ -46,7 +46,7 @@ std::string why_not(const std::vector<PortFacts> &ports, const std::vector<std::
     return "";
   }
   const bool none = std::all_of(ports.begin(), ports.end(), [](const PortFacts &p) { return p.device.empty(); });
-  return none && !ports.empty() ? "no rank reports an RDMA port (rank 0: " + ports[0].detail + ")"
+  return none && !ports.empty() ? "no rank uses an RDMA port it can name (see the port rate)"
                                 : "no link goes through an RDMA port (every pair shares memory on its host)";
 }
 

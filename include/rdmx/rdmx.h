@@ -370,7 +370,7 @@ RDMX_API rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats);
 
 /**
  * The RDMA port a context's rc lane uses and its rate, for tools that compare
- * a measured bandwidth with what the link can carry (rdmx-bench, rdmx-info).
+ * a measured bandwidth with what the link can carry (rdmx-bench).
  * Initialise with rdmx_port_info_init() (it sets struct_size, so the struct
  * may grow). The signalling rate is lanes x per-lane rate from the port's
  * speed and width; the data rate is what is left after the line encoding.

@@ -105,7 +105,7 @@ TEST(BenchMinBw, OffOnEmulatedUnknownOrUnsaidPorts) {
                         {port("siw", 10.0, 0), "emulated (siw)"},
                         {port("unknown", kEdr4xGbps, 0), "unknown kind"},
                         {port("hardware", 0.0, 0), "no known rate"},
-                        {none, "no rank reports an RDMA port"}};
+                        {none, "no rank uses an RDMA port"}};
   for (const Case &c : cases) {
     Job j = job(2, 1, c.p);
     MinBwSetting s = min_bw_setting(j.ports, j.hosts, kMinBwUnset);
