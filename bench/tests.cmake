@@ -114,11 +114,12 @@ if(TARGET rdmx-bench)
 endif()
 
 # The port rate rules and the per-host text matrices on made-up runs (no
-# device, no launcher): bench/linkrate.h, allpairs flagging, report.h.
+# device, no launcher): bench/linkrate.h, allpairs flagging, the reports.
 if(TARGET GTest::gtest_main)
   add_executable(bench_linkrate_test ${PROJECT_SOURCE_DIR}/tests/unit/bench_linkrate_test.cc
     ${PROJECT_SOURCE_DIR}/bench/linkrate.cc ${PROJECT_SOURCE_DIR}/bench/report.cc
-    ${PROJECT_SOURCE_DIR}/bench/allpairs_diag.cc)
+    ${PROJECT_SOURCE_DIR}/bench/allpairs_diag.cc ${PROJECT_SOURCE_DIR}/bench/html.cc
+    ${PROJECT_SOURCE_DIR}/bench/html_svg.cc ${PROJECT_SOURCE_DIR}/bench/html_heatmap.cc)
   target_include_directories(bench_linkrate_test PRIVATE ${PROJECT_SOURCE_DIR}/bench)
   target_compile_features(bench_linkrate_test PRIVATE cxx_std_20)
   target_link_libraries(bench_linkrate_test PRIVATE rdmx_warnings GTest::gtest_main)

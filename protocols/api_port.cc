@@ -48,6 +48,10 @@ rdmx_status_t rdmx_get_port_info(rdmx_context_h handle, rdmx_port_info_t *info) 
     if (info->struct_size < sizeof(rdmx_port_info_t))
         RDMX_BAD_ARG("rdmx_get_port_info: info->struct_size is %zu (call rdmx_port_info_init first)",
                      info->struct_size);
+    // Every field is written afresh: a struct may be passed again.
+    const size_t size = info->struct_size;
+    rdmx_port_info_init(info);
+    info->struct_size = size;
     std::string device, lane;
     {
         std::lock_guard<rdmx::SpinLock> g(ctx->lock);

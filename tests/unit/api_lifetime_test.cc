@@ -78,6 +78,9 @@ TEST(ApiLifetime, PortInfoOfASingletonHasNoPort) {
     EXPECT_STREQ(pi.kind, "unknown");
     EXPECT_STREQ(pi.source, "unknown");
     EXPECT_NE(std::string(pi.detail).find("no RDMA port"), std::string::npos) << pi.detail;
+    pi.rc_peers = 5;   // a struct passed again is filled afresh
+    ASSERT_EQ(rdmx_get_port_info(ctx, &pi), RDMX_OK);
+    EXPECT_EQ(pi.rc_peers, 0);
     EXPECT_EQ(rdmx_get_port_info(ctx, nullptr), RDMX_ERR_INVALID_ARG);
     rdmx_port_info_t uninit{};
     EXPECT_EQ(rdmx_get_port_info(ctx, &uninit), RDMX_ERR_INVALID_ARG);

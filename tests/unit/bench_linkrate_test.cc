@@ -164,11 +164,18 @@ TEST(BenchMinBw, AUniformlyDegradedFabricFails) {
   Report r;
   r.matrices = {bad};
   r.ports = j.ports;
+  r.hosts = j.hosts;
   r.min_bw = s;
   const std::string js = json_report(r);
   EXPECT_NE(js.find("\"percent_of_port\":[[null,40,40,40]"), std::string::npos) << js.substr(0, 600);
   EXPECT_NE(js.find("\"min_bw\":{\"alone_mbs\":7500"), std::string::npos);
   EXPECT_NE(js.find("\"data_gbps\":100"), std::string::npos);
+  const std::string csv = csv_report(r);
+  EXPECT_NE(csv.find("allpairs,bw_alone,0,1,5000,MB/s,1,,12500,40\n"), std::string::npos) << csv;
+  const std::string html = html_report(r);
+  EXPECT_NE(html.find("5000.00 MB/s, 40% of the port's 12500 MB/s (flagged)"), std::string::npos);
+  EXPECT_NE(html.find("Port rate: mlx5_0:1 4x EDR, 100 Gb/s data (ibv_query_port) on 4 ranks."), std::string::npos);
+  EXPECT_NE(html.find("--min-bw defaults to 60%"), std::string::npos);
 }
 
 std::string text_of(const Matrix &m, const std::vector<std::string> &hosts) {
