@@ -113,7 +113,7 @@ std::string of_port(double port_mbs, const Table &t) {
          size_label(static_cast<std::size_t>(big[0])) + ")";
 }
 
-// "median 91% of the port data rate, lowest 88% (rank 2 (b) -> rank 0 (a))"
+// "median 91% of the port data rate, lowest 88% (rank 2 -> rank 0)"
 std::string reached(const Matrix &m) {
   std::vector<double> pct;
   int wa = -1;
