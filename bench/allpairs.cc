@@ -73,6 +73,7 @@ AllpairsConfig allpairs_config(const Options &opt) {
 
 AllpairsOutcome run_allpairs(Ctx &ctx, const AllpairsConfig &cfg) {
   ctx.hosts();   // collective: before any pair can fail
+  ctx.ports();   // the same
   ApLocal local;
   for (auto &row : local.rows) {
     row.assign(static_cast<std::size_t>(ctx.nranks), kNaN);

@@ -4,6 +4,7 @@
 #include "allpairs.h"
 
 #include "commands.h"
+#include "linkrate.h"
 #include "xfer.h"
 
 #include <cstring>
@@ -156,13 +157,22 @@ AllpairsOutcome finish_allpairs(Ctx &ctx, std::vector<Matrix> &ms) {
   if (!ctx.root()) {
     return out;
   }
-  FlagRule rule{ctx.opt.flag_fraction, ctx.opt.min_bw, ctx.opt.max_lat};
-  for (Matrix &m : ms) {
+  ctx.rep.min_bw = min_bw_setting(ctx.rep.ports, ctx.rep.hosts, ctx.opt.min_bw);
+  FlagRule rule{ctx.opt.flag_fraction, ctx.rep.min_bw.source == "option" ? ctx.opt.min_bw : 0.0, ctx.opt.max_lat};
+  for (std::size_t k = 0; k < ms.size(); ++k) {
+    Matrix &m = ms[k];
+    if (m.higher_is_better) {
+      attach_port_rates(m, ctx.rep.ports, ctx.rep.hosts, ctx.rep.min_bw, k == kBwShift);
+    }
     flag_matrix(m, rule);
     ctx.progress_done();
-    ctx.text.matrix(m);
+    ctx.text.matrix(m, ctx.rep.hosts);
     ctx.rep.matrices.push_back(m);
   }
+  ctx.text.line("\n# Port rate: " + ports_line(ctx.rep.ports));
+  ctx.text.line("# " + ctx.rep.min_bw.why);
+  ctx.rep.summary.push_back("Port rate: " + ports_line(ctx.rep.ports));
+  ctx.rep.summary.push_back(ctx.rep.min_bw.why);
   Diagnosis d = diagnose(ms, [&](int r) { return ctx.rank_name(r); },
                          [&](int r) { return ctx.rep.hosts.at(static_cast<std::size_t>(r)); });
   ctx.text.line("\n# All-pairs summary");

@@ -19,15 +19,6 @@ namespace {
 
 constexpr std::size_t kMaxListed = 20;   // suspect links listed one by one
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) {
-    return kNaN;
-  }
-  std::sort(v.begin(), v.end());
-  std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
-}
-
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : "%.1f", v);
@@ -154,6 +145,7 @@ void flag_matrix(Matrix &m, const FlagRule &rule) {
     for (int b = 0; b < m.n; ++b) {
       double v = m.at(a, b);
       bool slow = std::isfinite(m.limit) && std::isfinite(v) && (m.higher_is_better ? v < m.limit : v > m.limit);
+      slow = slow || (std::isfinite(v) && std::isfinite(m.floor_at(a, b)) && v < m.floor_at(a, b));   // port rule
       bool missing = !std::isfinite(v) && m.err[m.idx(a, b)].empty();
       if (missing && a != b) {
         m.err[m.idx(a, b)] = "no measurement";

@@ -12,6 +12,8 @@
 #include <span>
 #include <string>
 
+#include "port_facts.h"
+
 namespace rdmxbench {
 
 // Result of a backend call: code 0 is success, anything else an error whose
@@ -52,6 +54,13 @@ class Backend {
   // MPI_Init runs once per process.
   virtual bool can_restart() const = 0;
   virtual Status restart(double &finalize_s, double &init_s) = 0;
+  // The RDMA port this rank uses and its rate (after start()); device ""
+  // and a detail saying why when the backend cannot tell.
+  virtual PortFacts port_facts() const {
+    PortFacts p;
+    p.detail = "the " + name() + " backend cannot tell which port it uses";
+    return p;
+  }
   // True when a failed start() means "no device here" (the run is skipped).
   virtual bool unavailable(const Status &) const { return false; }
   [[noreturn]] virtual void abort(int exit_code) = 0;

@@ -99,6 +99,26 @@ class RdmxBackend final : public Backend {
     init_s = init_s_;
     return s;
   }
+  PortFacts port_facts() const override {
+    PortFacts p;
+    rdmx_port_info_t info;
+    rdmx_port_info_init(&info);
+    if (ctx_ == nullptr || rdmx_get_port_info(ctx_, &info) != RDMX_OK) {
+      p.detail = "rdmx_get_port_info failed (see the log)";
+      return p;
+    }
+    p.device = info.device;
+    p.port = info.port;
+    p.kind = info.kind;
+    p.source = info.source;
+    p.speed = info.speed;
+    p.signal_gbps = info.signal_gbps;
+    p.data_gbps = info.data_gbps;
+    p.netdev_mbps = info.netdev_mbps;
+    p.sm_peers = info.sm_peers;
+    p.detail = info.detail;
+    return p;
+  }
   bool unavailable(const Status &s) const override { return s.code == RDMX_ERR_NO_DEVICE; }
   [[noreturn]] void abort(int exit_code) override {
     std::fflush(stdout);

@@ -3,6 +3,7 @@
 // between ranks 0 and 1 at a few sizes, a short allreduce/bcast, and a
 // summary a newcomer can read, ending in PASS or FAIL.
 #include "commands.h"
+#include "linkrate.h"
 
 #include <cmath>
 #include <map>
@@ -96,6 +97,48 @@ std::string coll_line(const Table &t) {
          " us and bus bandwidth " + fixed(big[5], 1) + " MB/s at " + size_label(static_cast<std::size_t>(big[0]));
 }
 
+// " (94% of the port's 12500 MB/s at 1 MiB)": the largest size against the
+// link's port data rate, "" when that is unknown.
+std::string of_port(double port_mbs, const Table &t) {
+  if (!std::isfinite(port_mbs) || t.rows.empty()) {
+    return "";
+  }
+  const auto &big = t.rows.back();
+  const double v = t.lookup(big[0], "Bandwidth(MB/s)");
+  if (!std::isfinite(v)) {
+    return "";
+  }
+  constexpr double kPercent = 100.0;
+  return " (" + fixed(kPercent * v / port_mbs, 0) + "% of the port's " + fixed(port_mbs, 0) + " MB/s at " +
+         size_label(static_cast<std::size_t>(big[0])) + ")";
+}
+
+// "median 91% of the port data rate, lowest 88% (rank 2 -> rank 0)"
+std::string reached(const Matrix &m) {
+  std::vector<double> pct;
+  int wa = -1;
+  int wb = -1;
+  for (int a = 0; a < m.n; ++a) {
+    for (int b = 0; b < m.n; ++b) {
+      const double p = m.percent_of_port(a, b);
+      if (a == b || !std::isfinite(p)) {
+        continue;
+      }
+      if (pct.empty() || p < m.percent_of_port(wa, wb)) {
+        wa = a;
+        wb = b;
+      }
+      pct.push_back(p);
+    }
+  }
+  if (pct.empty()) {
+    return "";
+  }
+  return "median " + fixed(median_of(pct), 0) + "% of the port data rate, lowest " +
+         fixed(m.percent_of_port(wa, wb), 0) + "% (rank " + std::to_string(wa) + " -> rank " + std::to_string(wb) +
+         ")";
+}
+
 bool positive(const Table &t, std::size_t col) {
   for (const auto &r : t.rows) {
     if (!(r.size() > col && std::isfinite(r[col]) && r[col] > 0)) {
@@ -119,10 +162,6 @@ void run_bringup(Ctx &ctx) {
   if (!o.note.empty()) {
     s.insert(s.begin() + 2, line("Note", o.note));
   }
-  if (o.flag_fraction == 0 && o.min_bw == 0 && o.max_lat == 0) {
-    s.insert(s.begin() + 2, line("Verdicts", "speed verdicts are off (--flag-fraction 0, no --min-bw or --max-lat): "
-                                             "links are checked for reachability and data only"));
-  }
   if (ctx.nranks < 2) {
     s.push_back(line("Links", "none: bring-up needs at least 2 ranks to check links"));
     ctx.rep.checks.push_back(Check{"ranks", false, "at least 2 ranks are needed to check links"});
@@ -137,8 +176,24 @@ void run_bringup(Ctx &ctx) {
   if (!ctx.root()) {
     return;
   }
+  const MinBwSetting &mb = ctx.rep.min_bw;
+  if (o.flag_fraction == 0 && mb.source == "off" && o.max_lat == 0) {
+    s.insert(s.begin() + 2, line("Verdicts", "speed verdicts are off (--flag-fraction 0, no --min-bw or --max-lat): "
+                                             "links are checked for reachability and data only"));
+  }
+  s.push_back(line("Port rate", ports_line(ctx.rep.ports)));
+  s.push_back(line("Min bandwidth", mb.why));
   s.push_back(line("Latency 0<->1", pt2pt_line(lat, "Latency(us)", "us", 2) + " (half round trip)"));
-  s.push_back(line("Bandwidth 0->1", pt2pt_line(bw, "Bandwidth(MB/s)", "MB/s", 1)));
+  s.push_back(line("Bandwidth 0->1", pt2pt_line(bw, "Bandwidth(MB/s)", "MB/s", 1) +
+                                         of_port(link_port_mbs(ctx.rep.ports, ctx.rep.hosts, 0, 1), bw)));
+  for (const Matrix &m : ctx.rep.matrices) {
+    if (m.name == "bw_alone" || m.name == "bw_shift") {
+      std::string r = reached(m);
+      if (!r.empty()) {
+        s.push_back(line(m.name == "bw_alone" ? "Links alone" : "Links at once", r));
+      }
+    }
+  }
   for (const Table &t : ctx.rep.tables) {
     if (t.test == "coll.allreduce" || t.test == "coll.bcast") {
       s.push_back(line(t.test == "coll.allreduce" ? "Allreduce" : "Broadcast", coll_line(t)));

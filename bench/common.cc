@@ -157,6 +157,71 @@ const std::vector<std::string> &Ctx::hosts() {
   return rep.hosts;
 }
 
+namespace {
+
+// One rank's PortFacts on the wire of the allgather: fixed-size fields.
+struct PortRecord {
+  char device[64];
+  char kind[16];
+  char source[16];
+  char speed[32];
+  char detail[256];
+  double signal_gbps;
+  double data_gbps;
+  std::int32_t port;
+  std::int32_t netdev_mbps;
+  std::int32_t sm_peers;
+  std::int32_t reserved;
+};
+static_assert(sizeof(PortRecord) == 64 + 16 + 16 + 32 + 256 + 2 * 8 + 4 * 4, "PortRecord has no padding");
+
+template <std::size_t N>
+void put(char (&dst)[N], const std::string &s) {
+  std::snprintf(dst, N, "%s", s.c_str());
+}
+
+template <std::size_t N>
+std::string get(const char (&src)[N]) {
+  return std::string(src, strnlen(src, N));
+}
+
+}  // namespace
+
+const std::vector<PortFacts> &Ctx::ports() {
+  if (!rep.ports.empty()) {
+    return rep.ports;
+  }
+  const PortFacts p = be.port_facts();
+  PortRecord mine{};
+  put(mine.device, p.device);
+  put(mine.kind, p.kind);
+  put(mine.source, p.source);
+  put(mine.speed, p.speed);
+  put(mine.detail, p.detail);
+  mine.signal_gbps = p.signal_gbps;
+  mine.data_gbps = p.data_gbps;
+  mine.port = p.port;
+  mine.netdev_mbps = p.netdev_mbps;
+  mine.sm_peers = p.sm_peers;
+  std::vector<PortRecord> all(static_cast<std::size_t>(nranks));
+  check(be.allgather(&mine, sizeof mine, all.data()), "allgather of port rates", -1, sizeof mine);
+  for (const PortRecord &r : all) {
+    PortFacts f;
+    f.device = get(r.device);
+    f.kind = get(r.kind);
+    f.source = get(r.source);
+    f.speed = get(r.speed);
+    f.detail = get(r.detail);
+    f.signal_gbps = r.signal_gbps;
+    f.data_gbps = r.data_gbps;
+    f.port = r.port;
+    f.netdev_mbps = r.netdev_mbps;
+    f.sm_peers = r.sm_peers;
+    rep.ports.push_back(f);
+  }
+  return rep.ports;
+}
+
 std::string Ctx::rank_name(int r) {
   const std::vector<std::string> &h = hosts();
   if (r < 0 || static_cast<std::size_t>(r) >= h.size()) {

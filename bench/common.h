@@ -86,6 +86,8 @@ class Ctx {
   // Host name of every rank (collective on first call).
   const std::vector<std::string> &hosts();
   std::string rank_name(int r);   // "rank 3 (nodeC)"
+  // Every rank's port (collective on first call).
+  const std::vector<PortFacts> &ports();
 
  private:
   std::uint64_t mismatches_ = 0;

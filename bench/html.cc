@@ -146,7 +146,15 @@ std::string html_report(const Report &r) {
          "as dark as its value is good next to the matrix's median (the median or better is the darkest, half "
          "as good the palest), which is no verdict. Hover a cell for its value. Above 64 ranks a cell stands "
          "for a pair of hosts (or rank blocks) and shows the worst of their links.</p>\n";
+    if (!r.ports.empty()) {
+      o << "<p class=\"meta\">Port rate: " << html_escape(ports_line(r.ports)) << ". "
+        << html_escape(r.min_bw.why) << ".</p>\n";
+    }
     for (const Matrix &m : r.matrices) {
+      const std::string ps = port_summary(m);
+      if (!ps.empty()) {
+        o << "<p class=\"meta\">" << html_escape(m.title) << ": " << html_escape(ps) << ".</p>\n";
+      }
       o << svg_heatmap(m, r.hosts);
     }
   }

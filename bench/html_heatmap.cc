@@ -76,7 +76,11 @@ std::string pair_tip(const Matrix &m, int a, int b, const std::vector<std::strin
   if (!m.err[i].empty()) {
     return s + m.err[i];
   }
-  return s + fmt(m.v[i], "%.2f") + " " + m.unit + (m.flagged[i] ? " (flagged)" : "");
+  const double pct = m.percent_of_port(a, b);
+  const std::string port = std::isfinite(pct) ? ", " + fmt(pct, "%.0f") + "% of the port's " +
+                                                    fmt(m.port_at(a, b), "%.0f") + " " + m.unit
+                                              : std::string();
+  return s + fmt(m.v[i], "%.2f") + " " + m.unit + port + (m.flagged[i] ? " (flagged)" : "");
 }
 
 Grid rank_grid(const Matrix &m, const std::vector<std::string> &hosts) {

@@ -15,9 +15,11 @@
 
 #include "core/config.h"
 #include "core/placement.h"
+#include "core/port_rate.h"
 #include "core/wire.h"
 #include "protocols/placement_glue.h"
 #include "transport/device.h"
+#include "transport/port_query.h"
 
 namespace {
 
@@ -69,6 +71,37 @@ std::string gid_str(const ibv_gid &g) {
     return s;
 }
 
+std::string num(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.6g", v);
+    return b;
+}
+
+// The port's rate (core/port_rate.h) and where it came from; rdmx-bench
+// compares its bandwidth figures with the data rate.
+void rate_info(Out &o, const std::string &dev, int p) {
+    rdmx::PortAttrs attrs;
+    std::string why;
+    const bool ok = rdmx::query_port_attrs(dev, static_cast<uint8_t>(p), &attrs, &why);
+    const rdmx::PortRate r = ok ? rdmx::port_rate(attrs) : rdmx::PortRate{};
+    if (!ok) o.kv("rate", "unknown: " + why);
+    else if (!r.known()) o.kv("rate", "unknown");
+    else o.kv("rate", r.speed + ": " + num(r.signal_gbps) + " Gb/s signalling, " + num(r.data_gbps) + " Gb/s data");
+    if (o.json) {
+        o.kv("rate_signal_gbps", r.known() ? num(r.signal_gbps) : "null", false);
+        o.kv("rate_data_gbps", r.known() ? num(r.data_gbps) : "null", false);
+        o.kv("rate_speed", r.speed);
+        if (attrs.ethernet) o.kv("netdev", attrs.netdev);
+        if (attrs.ethernet) o.kv("netdev_mbps", attrs.netdev_mbps > 0 ? std::to_string(attrs.netdev_mbps) : "null", false);
+    } else if (attrs.ethernet) {
+        o.kv("netdev", (attrs.netdev.empty() ? "?" : attrs.netdev) + ", speed " +
+                           (attrs.netdev_mbps > 0 ? std::to_string(attrs.netdev_mbps) + " Mb/s" : "unknown"));
+    }
+    o.kv("rate_source", rdmx::rate_source_name(r.source));
+    o.kv("rate_detail", ok ? r.detail : why);
+    o.kv("device_kind", rdmx::device_kind_name(ok ? r.kind : rdmx::device_kind(dev, 0)));
+}
+
 void port_info(Out &o, ibv_context *ctx, int p) {
     ibv_port_attr pa{};
     if (ibv_query_port(ctx, static_cast<uint8_t>(p), &pa) != 0) return;
@@ -78,6 +111,7 @@ void port_info(Out &o, ibv_context *ctx, int p) {
     o.kv("link_layer", pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)" : "InfiniBand");
     o.kv("active_mtu", mtu_str(pa.active_mtu));
     o.kv("max_msg_sz", std::to_string(pa.max_msg_sz), false);
+    rate_info(o, ibv_get_device_name(ctx->device), p);
     o.open("gids", '[');
     for (int i = 0; i < pa.gid_tbl_len && i < 16; ++i) {
         ibv_gid g;
@@ -253,6 +287,7 @@ int main(int argc, char **argv) {
     o.open("selected", '{');
     o.kv("device", chosen ? choice.name + ":" + std::to_string(choice.port) : "none");
     o.kv("address", chosen ? rdmx::sockaddr_str(choice.addr) : "none");
+    if (chosen && !choice.name.empty()) rate_info(o, choice.name, choice.port);
     o.close('}');
     o.open("config", '[');
     if (!o.json) std::printf("  %-24s %-14s %s\n", "variable", "value", "source");

@@ -1,6 +1,8 @@
 // bench/options.cc: command-line parsing for rdmx-bench.
 #include "options.h"
 
+#include "linkrate.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <functional>
@@ -9,6 +11,9 @@
 namespace rdmxbench {
 
 namespace {
+
+static_assert(kPortFloorFraction == 0.6, "the usage text says 60%");
+static_assert(Options{}.min_bw == kMinBwUnset, "--min-bw left out means: from the port rate");
 
 const char *const kCommands[] = {"bringup", "latency", "bw", "bibw", "mr", "allpairs", "coll", "connect"};
 
@@ -271,7 +276,9 @@ std::string usage_text(const std::string &prog) {
          "                                      reduce_scatter_block,allgather,gather,scatter,alltoall\n"
          "  --repeat R                          connect runs (default 3)\n"
          "  --flag-fraction F                   allpairs: flag links below F x median (default 0.8; 0 off)\n"
-         "  --min-bw MBPS --max-lat US          allpairs: absolute limits (default off)\n"
+         "  --min-bw MBPS                       allpairs: absolute bandwidth floor (default: 60% of each\n"
+         "                                      link's port data rate on real hardware, else off; 0 off)\n"
+         "  --max-lat US                        allpairs: absolute latency ceiling (default off)\n"
          "  --lat-size BYTES --bw-size BYTES    allpairs message sizes (default 8 and 1M; --quick 64K)\n"
          "  --pair-timeout S                    allpairs: seconds before a pair counts as silent (30)\n"
          "  --note TEXT                         bringup: a line of the summary (why verdicts are off, ...)\n"

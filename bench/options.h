@@ -29,7 +29,7 @@ struct Options {
   std::vector<std::string> colls;    // empty: all
   int repeat = 3;                    // connect runs
   double flag_fraction = 0.8;        // allpairs: flag below this x median
-  double min_bw = 0.0;               // allpairs: absolute floor, MB/s (0: off)
+  double min_bw = -1.0;              // allpairs: absolute floor, MB/s (0: off; -1: from the port rate)
   double max_lat = 0.0;              // allpairs: absolute ceiling, us (0: off)
   std::size_t lat_size = 8;          // allpairs latency message
   std::size_t bw_size = kUnset;      // allpairs bandwidth message

@@ -1,8 +1,10 @@
 // bench/report.cc: OSU-style text, JSON and CSV writers.
 #include "report.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <sstream>
 
 namespace rdmxbench {
@@ -57,6 +59,23 @@ std::string json_table(const Table &t) {
   return o;
 }
 
+// An n x n array of a per-link figure; "null" for the whole field when absent.
+template <typename F>
+std::string json_cells(int n, bool present, F &&cell) {
+  if (!present) {
+    return "null";
+  }
+  std::string o = "[";
+  for (int a = 0; a < n; ++a) {
+    o += a ? ",[" : "[";
+    for (int b = 0; b < n; ++b) {
+      o += (b ? "," : "") + json_num(cell(a, b));
+    }
+    o += "]";
+  }
+  return o + "]";
+}
+
 std::string json_matrix(const Matrix &m) {
   std::string o = "{\"name\":" + json_escape(m.name) + ",\"title\":" + json_escape(m.title);
   o += ",\"unit\":" + json_escape(m.unit) + ",\"n\":" + std::to_string(m.n);
@@ -78,7 +97,27 @@ std::string json_matrix(const Matrix &m) {
     o += "]";
     flags += "]";
   }
-  return o + "],\"flagged\":" + flags + "],\"errors\":" + errs + "]}";
+  o += "],\"flagged\":" + flags + "],\"errors\":" + errs + "]";
+  o += ",\"port_mbs\":" + json_cells(m.n, !m.port.empty(), [&](int a, int b) { return m.port_at(a, b); });
+  o += ",\"percent_of_port\":" +
+       json_cells(m.n, !m.port.empty(), [&](int a, int b) { return m.percent_of_port(a, b); });
+  o += ",\"floor_mbs\":" + json_cells(m.n, !m.floor.empty(), [&](int a, int b) { return m.floor_at(a, b); });
+  return o + "}";
+}
+
+std::string json_port(const PortFacts &p) {
+  return "{\"device\":" + json_escape(p.device) + ",\"port\":" + std::to_string(p.port) +
+         ",\"kind\":" + json_escape(p.kind) + ",\"source\":" + json_escape(p.source) +
+         ",\"speed\":" + json_escape(p.speed) + ",\"signal_gbps\":" + json_num(p.known() ? p.signal_gbps : kNaN) +
+         ",\"data_gbps\":" + json_num(p.known() ? p.data_gbps : kNaN) +
+         ",\"netdev_mbps\":" + (p.netdev_mbps > 0 ? std::to_string(p.netdev_mbps) : std::string("null")) +
+         ",\"sm_peers\":" + std::to_string(p.sm_peers) + ",\"detail\":" + json_escape(p.detail) + "}";
+}
+
+std::string json_min_bw(const MinBwSetting &m) {
+  return "{\"alone_mbs\":" + json_num(m.alone > 0 ? m.alone : kNaN) +
+         ",\"shift_mbs\":" + json_num(m.shift > 0 ? m.shift : kNaN) + ",\"source\":" + json_escape(m.source) +
+         ",\"why\":" + json_escape(m.why) + "}";
 }
 
 std::string json_check(const Check &c) {
@@ -186,7 +225,180 @@ void TextOut::line(const std::string &s) const {
   }
 }
 
-void TextOut::matrix(const Matrix &m) const {
+namespace {
+
+constexpr int kHostLabel = 12;   // a longer host name is cut in text matrices
+
+void rank_rows(std::FILE *f, const Matrix &m) {
+  std::fprintf(f, "# %6s", "to->");
+  for (int b = 0; b < m.n; ++b) {
+    std::fprintf(f, "%10d", b);
+  }
+  for (int a = 0; a < m.n; ++a) {
+    std::fprintf(f, "\n%8d", a);
+    for (int b = 0; b < m.n; ++b) {
+      std::size_t i = m.idx(a, b);
+      std::string cell = a == b ? "-" : !m.err[i].empty() ? "X" : format_cell("", m.v[i]);
+      cell += m.flagged[i] && m.err[i].empty() ? "*" : " ";
+      std::fprintf(f, "%10s", cell.c_str());
+    }
+  }
+  std::fprintf(f, "\n");
+}
+
+// One row per sending host: "median/worst nflagged!" per receiving host.
+void host_rows(std::FILE *f, const Matrix &m, const HostMatrix &h) {
+  const std::size_t nh = h.hosts.size();
+  std::fprintf(f, "# per host (%d ranks on %zu hosts; the per-rank matrix is in --json and --csv): each cell is the "
+                  "median/%s of its rank pairs, then how many of them are flagged or cannot talk (!)\n",
+               m.n, nh, m.higher_is_better ? "lowest" : "highest");
+  std::fprintf(f, "# %-*s", kHostLabel, "to->");
+  for (const std::string &hn : h.hosts) {
+    std::fprintf(f, "%24s", hn.substr(0, kHostLabel).c_str());
+  }
+  for (std::size_t a = 0; a < nh; ++a) {
+    std::fprintf(f, "\n  %-*s", kHostLabel, h.hosts[a].substr(0, kHostLabel).c_str());
+    for (std::size_t b = 0; b < nh; ++b) {
+      const HostCell &c = h.cells[a * nh + b];
+      std::string cell = c.pairs == 0 ? "-" : format_cell("", c.median) + "/" + format_cell("", c.worst);
+      cell += c.pairs == 0 ? "   " : " " + (c.flagged ? std::to_string(c.flagged) + "!" : std::string("0 "));
+      std::fprintf(f, "%24s", cell.c_str());
+    }
+  }
+  std::fprintf(f, "\n");
+}
+
+}  // namespace
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) {
+    return kNaN;
+  }
+  std::sort(v.begin(), v.end());
+  std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
+// "port data rate 12500 MB/s; links reached 91% (median), lowest 40%"
+std::string port_summary(const Matrix &m) {
+  std::vector<double> rates;
+  std::vector<double> pct;
+  for (int a = 0; a < m.n; ++a) {
+    for (int b = 0; b < m.n; ++b) {
+      if (a != b && std::isfinite(m.port_at(a, b))) {
+        rates.push_back(m.port_at(a, b));
+        double p = m.percent_of_port(a, b);
+        if (std::isfinite(p)) {
+          pct.push_back(p);
+        }
+      }
+    }
+  }
+  if (rates.empty()) {
+    return "";
+  }
+  auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
+  std::string s = "port data rate " + format_cell("", *lo) + (*hi > *lo ? " to " + format_cell("", *hi) : "") +
+                  " MB/s per link";
+  if (!pct.empty()) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "; links reached %.0f%% of it (median), lowest %.0f%%", median_of(pct),
+                  *std::min_element(pct.begin(), pct.end()));
+    s += buf;
+  }
+  double lowest_floor = kNaN;
+  for (double f : m.floor) {
+    lowest_floor = std::isfinite(f) && !(f >= lowest_floor) ? f : lowest_floor;
+  }
+  if (std::isfinite(lowest_floor)) {
+    s += "; also flagged below the --min-bw default, a fraction of each link's port rate (lowest " +
+         format_cell("", lowest_floor) + " MB/s)";
+  }
+  return s;
+}
+
+double Matrix::percent_of_port(int a, int b) const {
+  const double p = port_at(a, b);
+  const double x = at(a, b);
+  constexpr double kPercent = 100.0;
+  return std::isfinite(p) && p > 0 && std::isfinite(x) && err[idx(a, b)].empty() ? kPercent * x / p : kNaN;
+}
+
+std::string PortFacts::label() const {
+  if (device.empty()) {
+    return "none (" + detail + ")";
+  }
+  std::string s = device + ":" + std::to_string(port);
+  if (!known()) {
+    return s + " rate unknown (" + detail + ")";
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g Gb/s data", data_gbps);
+  return s + " " + speed + ", " + buf + " (" + source + (kind == "hardware" ? "" : ", " + kind) + ")";
+}
+
+std::string ports_line(const std::vector<PortFacts> &ports) {
+  if (ports.empty()) {
+    return "unknown: this backend cannot tell which port each rank uses";
+  }
+  std::vector<std::pair<std::string, int>> seen;   // in rank order
+  for (const PortFacts &p : ports) {
+    const std::string l = p.label();
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto &e) { return e.first == l; });
+    if (it == seen.end()) {
+      seen.emplace_back(l, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  constexpr std::size_t kShown = 3;
+  std::string s;
+  for (std::size_t i = 0; i < seen.size() && i < kShown; ++i) {
+    s += (i ? "; " : "") + seen[i].first + " on " + std::to_string(seen[i].second) +
+         (seen[i].second == 1 ? " rank" : " ranks");
+  }
+  return seen.size() > kShown ? s + "; and " + std::to_string(seen.size() - kShown) + " more (see --json)" : s;
+}
+
+HostMatrix host_matrix(const Matrix &m, const std::vector<std::string> &hosts) {
+  HostMatrix h;
+  std::map<std::string, std::size_t> index;
+  std::vector<std::size_t> of(static_cast<std::size_t>(m.n), 0);
+  for (int r = 0; r < m.n; ++r) {
+    const std::string name = static_cast<std::size_t>(r) < hosts.size() ? hosts[static_cast<std::size_t>(r)] : "?";
+    auto [it, added] = index.emplace(name, h.hosts.size());
+    if (added) {
+      h.hosts.push_back(name);
+    }
+    of[static_cast<std::size_t>(r)] = it->second;
+  }
+  const std::size_t nh = h.hosts.size();
+  h.cells.assign(nh * nh, HostCell{});
+  std::vector<std::vector<double>> vals(nh * nh);
+  for (int a = 0; a < m.n; ++a) {
+    for (int b = 0; b < m.n; ++b) {
+      if (a == b) {
+        continue;
+      }
+      const std::size_t c = of[static_cast<std::size_t>(a)] * nh + of[static_cast<std::size_t>(b)];
+      HostCell &cell = h.cells[c];
+      ++cell.pairs;
+      cell.flagged += m.flagged[m.idx(a, b)] ? 1 : 0;
+      const double v = m.at(a, b);
+      if (m.err[m.idx(a, b)].empty() && std::isfinite(v)) {
+        vals[c].push_back(v);
+        cell.worst = !std::isfinite(cell.worst) ? v : m.higher_is_better ? std::min(cell.worst, v)
+                                                                          : std::max(cell.worst, v);
+      }
+    }
+  }
+  for (std::size_t c = 0; c < vals.size(); ++c) {
+    h.cells[c].median = median_of(vals[c]);
+  }
+  return h;
+}
+
+void TextOut::matrix(const Matrix &m, const std::vector<std::string> &hosts) const {
   if (f_ == nullptr) {
     return;
   }
@@ -195,20 +407,15 @@ void TextOut::matrix(const Matrix &m) const {
                                               : std::string("no speed limit set");
   std::fprintf(f_, "# median %s %s, %s; X = cannot talk\n", format_cell("", m.median).c_str(), m.unit.c_str(),
                limit.c_str());
-  std::fprintf(f_, "# %6s", "to->");
-  for (int b = 0; b < m.n; ++b) {
-    std::fprintf(f_, "%10d", b);
+  const std::string pl = port_summary(m);
+  if (!pl.empty()) {
+    std::fprintf(f_, "# %s\n", pl.c_str());
   }
-  for (int a = 0; a < m.n; ++a) {
-    std::fprintf(f_, "\n%8d", a);
-    for (int b = 0; b < m.n; ++b) {
-      std::size_t i = m.idx(a, b);
-      std::string cell = a == b ? "-" : !m.err[i].empty() ? "X" : format_cell("", m.v[i]);
-      cell += m.flagged[i] && m.err[i].empty() ? "*" : " ";
-      std::fprintf(f_, "%10s", cell.c_str());
-    }
+  if (m.n > kMaxRankMatrix) {
+    host_rows(f_, m, host_matrix(m, hosts));
+  } else {
+    rank_rows(f_, m);
   }
-  std::fprintf(f_, "\n");
   std::fflush(f_);
 }
 
@@ -218,6 +425,10 @@ std::string json_report(const Report &r) {
   o += ",\"ranks\":" + std::to_string(r.ranks) + ",\"hosts\":" + json_array(r.hosts, json_escape);
   o += ",\"tables\":" + json_array(std::vector<Table>(r.tables.begin(), r.tables.end()), json_table);
   o += ",\"matrices\":" + json_array(r.matrices, json_matrix);
+  o += ",\"ports\":" + json_array(r.ports, json_port);
+  if (!r.min_bw.source.empty()) {
+    o += ",\"min_bw\":" + json_min_bw(r.min_bw);
+  }
   o += ",\"summary\":" + json_array(r.summary, json_escape);
   o += ",\"checks\":" + json_array(r.checks, json_check);
   o += ",\"verification\":{\"enabled\":" + std::string(r.verify ? "true" : "false") +
@@ -246,14 +457,15 @@ std::string csv_report(const Report &r) {
     o << '\n';
   }
   if (!r.matrices.empty()) {
-    o << "test,matrix,from,to,value,unit,flagged,error\n";
+    o << "test,matrix,from,to,value,unit,flagged,error,port_mbs,percent_of_port\n";
     for (const Matrix &m : r.matrices) {
       for (int a = 0; a < m.n; ++a) {
         for (int b = 0; b < m.n; ++b) {
           if (a != b) {
             o << "allpairs," << m.name << ',' << a << ',' << b << ',' << csv_num(m.at(a, b)) << ','
               << csv_field(m.unit) << ',' << (m.flagged[m.idx(a, b)] ? 1 : 0) << ','
-              << csv_field(m.err[m.idx(a, b)]) << '\n';
+              << csv_field(m.err[m.idx(a, b)]) << ',' << csv_num(m.port_at(a, b)) << ','
+              << csv_num(m.percent_of_port(a, b)) << '\n';
           }
         }
       }

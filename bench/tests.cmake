@@ -113,6 +113,21 @@ if(TARGET rdmx-bench)
     PASS_REGULAR_EXPRESSION "VERIFY FAILED: latency message")
 endif()
 
+# The port rate rules and the per-host text matrices on made-up runs (no
+# device, no launcher): bench/linkrate.h, allpairs flagging, the reports.
+if(TARGET GTest::gtest_main)
+  add_executable(bench_linkrate_test ${PROJECT_SOURCE_DIR}/tests/unit/bench_linkrate_test.cc
+    ${PROJECT_SOURCE_DIR}/bench/linkrate.cc ${PROJECT_SOURCE_DIR}/bench/report.cc
+    ${PROJECT_SOURCE_DIR}/bench/allpairs_diag.cc ${PROJECT_SOURCE_DIR}/bench/html.cc
+    ${PROJECT_SOURCE_DIR}/bench/html_svg.cc ${PROJECT_SOURCE_DIR}/bench/html_heatmap.cc)
+  target_include_directories(bench_linkrate_test PRIVATE ${PROJECT_SOURCE_DIR}/bench)
+  target_compile_features(bench_linkrate_test PRIVATE cxx_std_20)
+  target_link_libraries(bench_linkrate_test PRIVATE rdmx_warnings GTest::gtest_main)
+  include(GoogleTest)
+  gtest_discover_tests(bench_linkrate_test TEST_PREFIX bench. PROPERTIES LABELS unit TIMEOUT 60
+    DISCOVERY_TIMEOUT 60)
+endif()
+
 # scripts/perf/report.py (the guest comparison's report) on made-up raw
 # directories: tables, per-mode targets and --check, percentiles, spread.
 if(Python3_Interpreter_FOUND)

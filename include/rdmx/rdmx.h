@@ -378,6 +378,36 @@ typedef struct rdmx_stats {
 RDMX_API void rdmx_stats_init(rdmx_stats_t *stats);
 RDMX_API rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats);
 
+/**
+ * The RDMA port a context's rc lane uses and its rate, for tools that compare
+ * a measured bandwidth with what the link can carry (rdmx-bench).
+ * Initialise with rdmx_port_info_init() (it sets struct_size, so the struct
+ * may grow). The signalling rate is lanes x per-lane rate from the port's
+ * speed and width; the data rate is what is left after the line encoding.
+ * On RoCE the netdev's speed (/sys/class/net/IF/speed) is used when it is
+ * known. A rank whose peers are all on its node (shared memory), or a
+ * singleton, uses no port: device is "" and the rates are 0. Not on a hot
+ * path: it opens the device for a moment.
+ * Errors: RDMX_ERR_INVALID_ARG for a NULL or finalized context, a NULL info,
+ * or a struct_size smaller than the first version of this struct.
+ */
+typedef struct rdmx_port_info {
+    size_t struct_size;   /* set by rdmx_port_info_init */
+    char device[64];      /* "mlx5_0", "rxe0"; "" when the context uses no RDMA port */
+    int port;             /* 1-based; 0 without a port */
+    char kind[16];        /* "hardware", "soft-roce", "siw" or "unknown" */
+    char source[16];      /* where the rate came from: "ibv_query_port", "netdev" or "unknown" */
+    char speed[32];       /* "4x EDR", "100000 Mb/s Ethernet"; "" unknown */
+    double signal_gbps;   /* lanes x per-lane signalling rate, Gb/s; 0 unknown */
+    double data_gbps;     /* after the line encoding: what payload can use, Gb/s; 0 unknown */
+    int netdev_mbps;      /* RoCE: the netdev's speed, Mb/s; -1 unknown (virtual NICs) */
+    int rc_peers;         /* peers this rank reaches through the port */
+    int sm_peers;         /* peers it reaches through shared memory instead */
+    char detail[256];     /* one sentence: where the figures came from, or why they are unknown */
+} rdmx_port_info_t;
+RDMX_API void rdmx_port_info_init(rdmx_port_info_t *info);
+RDMX_API rdmx_status_t rdmx_get_port_info(rdmx_context_h ctx, rdmx_port_info_t *info);
+
 /* ---------------------------------------------------------------------------
  * Collectives. All ranks call them in the same order with matching
  * arguments; one blocking collective at a time per context (as in MPI;

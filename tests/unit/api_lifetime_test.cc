@@ -56,8 +56,35 @@ TEST(ApiLifetime, CallsAfterFinalizeAreRejected) {
     EXPECT_EQ(rdmx_iprobe(ctx, 0, 1, &found, nullptr), RDMX_ERR_INVALID_ARG);
     EXPECT_EQ(rdmx_probe(ctx, 0, 1, nullptr), RDMX_ERR_INVALID_ARG);
     EXPECT_EQ(rdmx_get_stats(ctx, &st), RDMX_ERR_INVALID_ARG);
+    rdmx_port_info_t pi;
+    rdmx_port_info_init(&pi);
+    EXPECT_EQ(rdmx_get_port_info(ctx, &pi), RDMX_ERR_INVALID_ARG);
     EXPECT_EQ(rdmx_progress(ctx), 0);
     EXPECT_EQ(rdmx_finalize(ctx), RDMX_ERR_INVALID_ARG);
+}
+
+// A singleton has no rc lane, so no port: an empty device, no rate, and a
+// detail that says why; a bad argument is refused.
+TEST(ApiLifetime, PortInfoOfASingletonHasNoPort) {
+    rdmx_context_h ctx = init_ctx();
+    ASSERT_NE(ctx, nullptr);
+    rdmx_port_info_t pi;
+    rdmx_port_info_init(&pi);
+    ASSERT_EQ(rdmx_get_port_info(ctx, &pi), RDMX_OK);
+    EXPECT_STREQ(pi.device, "");
+    EXPECT_EQ(pi.port, 0);
+    EXPECT_EQ(pi.data_gbps, 0.0);
+    EXPECT_EQ(pi.rc_peers, 0);
+    EXPECT_STREQ(pi.kind, "unknown");
+    EXPECT_STREQ(pi.source, "unknown");
+    EXPECT_NE(std::string(pi.detail).find("no RDMA port"), std::string::npos) << pi.detail;
+    pi.rc_peers = 5;   // a struct passed again is filled afresh
+    ASSERT_EQ(rdmx_get_port_info(ctx, &pi), RDMX_OK);
+    EXPECT_EQ(pi.rc_peers, 0);
+    EXPECT_EQ(rdmx_get_port_info(ctx, nullptr), RDMX_ERR_INVALID_ARG);
+    rdmx_port_info_t uninit{};
+    EXPECT_EQ(rdmx_get_port_info(ctx, &uninit), RDMX_ERR_INVALID_ARG);
+    EXPECT_EQ(rdmx_finalize(ctx), RDMX_OK);
 }
 
 // A handle the application never completed dies with its context: waiting

@@ -1,0 +1,245 @@
+// rdmx-bench's port rate rules on made-up runs (no device, no launcher):
+// the default --min-bw (bench/linkrate.h), the per-link floors it puts on a
+// bandwidth matrix, and the per-host text matrices beyond 16 ranks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "allpairs.h"
+#include "linkrate.h"
+#include "report.h"
+
+namespace {
+
+using namespace rdmxbench;
+
+constexpr double kEdr4xGbps = 100.0;            // 4x EDR data rate
+constexpr double kEdr4xMBs = kEdr4xGbps * 125;  // 12500 MB/s
+
+PortFacts port(const std::string &kind, double data_gbps, int sm_peers) {
+  PortFacts p;
+  p.device = kind == "soft-roce" ? "rxe0" : "mlx5_0";
+  p.port = 1;
+  p.kind = kind;
+  p.source = data_gbps > 0 ? "ibv_query_port" : "unknown";
+  p.speed = data_gbps > 0 ? "4x EDR" : "";
+  p.signal_gbps = data_gbps > 0 ? 103.125 : 0;
+  p.data_gbps = data_gbps;
+  p.sm_peers = sm_peers;
+  p.detail = "made up";
+  return p;
+}
+
+// `per_host` ranks on each of `hosts` hosts, all with the same port.
+struct Job {
+  std::vector<PortFacts> ports;
+  std::vector<std::string> hosts;
+};
+Job job(int hosts, int per_host, const PortFacts &p) {
+  Job j;
+  for (int h = 0; h < hosts; ++h) {
+    for (int k = 0; k < per_host; ++k) {
+      char name[16];
+      std::snprintf(name, sizeof name, "node%02d", h);
+      j.hosts.emplace_back(name);
+      j.ports.push_back(p);
+    }
+  }
+  return j;
+}
+
+Matrix bw_matrix(int n, double value) {
+  Matrix m;
+  m.name = "bw_alone";
+  m.title = "All-pairs bandwidth (MB/s), each pair alone";
+  m.unit = "MB/s";
+  m.higher_is_better = true;
+  m.resize(n);
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      m.at(a, b) = a == b ? kNaN : value;
+    }
+  }
+  return m;
+}
+
+int flagged_count(const Matrix &m) {
+  int k = 0;
+  for (char f : m.flagged) {
+    k += f ? 1 : 0;
+  }
+  return k;
+}
+
+TEST(BenchMinBw, DefaultsToAFractionOfThePortOnHardware) {
+  Job j = job(2, 2, port("hardware", kEdr4xGbps, 1));
+  MinBwSetting s = min_bw_setting(j.ports, j.hosts, kMinBwUnset);
+  EXPECT_EQ(s.source, "port rate");
+  EXPECT_DOUBLE_EQ(s.alone, kPortFloorFraction * kEdr4xMBs);
+  EXPECT_DOUBLE_EQ(s.shift, kPortFloorFraction * kEdr4xMBs / 2);   // two ranks share each host's port
+  EXPECT_NE(s.why.find("60%"), std::string::npos) << s.why;
+}
+
+TEST(BenchMinBw, TheOptionWins) {
+  Job j = job(2, 2, port("hardware", kEdr4xGbps, 1));
+  MinBwSetting s = min_bw_setting(j.ports, j.hosts, 1000.0);
+  EXPECT_EQ(s.source, "option");
+  EXPECT_DOUBLE_EQ(s.alone, 1000.0);
+  s = min_bw_setting(j.ports, j.hosts, 0.0);
+  EXPECT_EQ(s.source, "off");
+  EXPECT_NE(s.why.find("--min-bw 0"), std::string::npos) << s.why;
+}
+
+TEST(BenchMinBw, OffOnEmulatedUnknownOrUnsaidPorts) {
+  struct Case {
+    PortFacts p;
+    const char *why;
+  };
+  PortFacts none;
+  none.detail = "the mpi backend cannot tell which port it uses";
+  const Case cases[] = {{port("soft-roce", 10.0, 0), "emulated (soft-roce)"},
+                        {port("siw", 10.0, 0), "emulated (siw)"},
+                        {port("unknown", kEdr4xGbps, 0), "unknown kind"},
+                        {port("hardware", 0.0, 0), "no known rate"},
+                        {none, "no rank uses an RDMA port"}};
+  for (const Case &c : cases) {
+    Job j = job(2, 1, c.p);
+    MinBwSetting s = min_bw_setting(j.ports, j.hosts, kMinBwUnset);
+    EXPECT_EQ(s.source, "off") << c.why;
+    EXPECT_DOUBLE_EQ(s.alone, 0.0) << c.why;
+    EXPECT_NE(s.why.find(c.why), std::string::npos) << s.why;
+  }
+  Job j = job(2, 2, port("hardware", kEdr4xGbps, 1));
+  EXPECT_EQ(min_bw_setting({}, {}, kMinBwUnset).source, "off");   // the backend said nothing at all
+  j = job(1, 4, port("hardware", kEdr4xGbps, 3));                 // one host, shared memory only
+  MinBwSetting s = min_bw_setting(j.ports, j.hosts, kMinBwUnset);
+  EXPECT_EQ(s.source, "off");
+  EXPECT_NE(s.why.find("shares memory"), std::string::npos) << s.why;
+}
+
+TEST(BenchMinBw, WhichLinksGoThroughThePort) {
+  Job j = job(2, 2, port("hardware", kEdr4xGbps, 1));
+  EXPECT_FALSE(link_uses_port(j.ports, j.hosts, 0, 1));   // same host, shared memory
+  EXPECT_TRUE(link_uses_port(j.ports, j.hosts, 0, 2));
+  EXPECT_TRUE(std::isnan(link_port_mbs(j.ports, j.hosts, 0, 1)));
+  EXPECT_DOUBLE_EQ(link_port_mbs(j.ports, j.hosts, 1, 3), kEdr4xMBs);
+  j.ports[3].data_gbps = 50.0;   // the slower end decides
+  EXPECT_DOUBLE_EQ(link_port_mbs(j.ports, j.hosts, 1, 3), 50.0 * kMBsPerGbps);
+  j = job(1, 2, port("hardware", kEdr4xGbps, 0));   // rc only (RDMX_TRANSPORTS=rc,self): loopback through the port
+  EXPECT_TRUE(link_uses_port(j.ports, j.hosts, 0, 1));
+  EXPECT_EQ(port_sharers(j.ports, j.hosts, 0), 2);
+}
+
+// Every link equally bad: the median rule cannot see it, the port rule does.
+TEST(BenchMinBw, AUniformlyDegradedFabricFails) {
+  const int n = 4;
+  Job j = job(n, 1, port("hardware", kEdr4xGbps, 0));
+  const MinBwSetting s = min_bw_setting(j.ports, j.hosts, kMinBwUnset);
+  const FlagRule rule{0.8, 0.0, 0.0};
+
+  Matrix bad = bw_matrix(n, 0.4 * kEdr4xMBs);   // e.g. every link trained at 1x of 4x... or worse
+  flag_matrix(bad, rule);
+  EXPECT_EQ(flagged_count(bad), 0) << "the median alone passes a uniform fabric";
+  attach_port_rates(bad, j.ports, j.hosts, s, false);
+  flag_matrix(bad, rule);
+  EXPECT_EQ(flagged_count(bad), n * (n - 1));
+  EXPECT_NEAR(bad.percent_of_port(0, 1), 40.0, 1e-9);
+
+  Matrix good = bw_matrix(n, 0.92 * kEdr4xMBs);
+  attach_port_rates(good, j.ports, j.hosts, s, false);
+  flag_matrix(good, rule);
+  EXPECT_EQ(flagged_count(good), 0);
+
+  Matrix off = bw_matrix(n, 0.4 * kEdr4xMBs);   // --min-bw 0: rates shown, no floor
+  attach_port_rates(off, j.ports, j.hosts, min_bw_setting(j.ports, j.hosts, 0.0), false);
+  flag_matrix(off, rule);
+  EXPECT_EQ(flagged_count(off), 0);
+  EXPECT_TRUE(off.floor.empty());
+  EXPECT_NEAR(off.percent_of_port(2, 3), 40.0, 1e-9);
+
+  Report r;
+  r.matrices = {bad};
+  r.ports = j.ports;
+  r.hosts = j.hosts;
+  r.min_bw = s;
+  const std::string js = json_report(r);
+  EXPECT_NE(js.find("\"percent_of_port\":[[null,40,40,40]"), std::string::npos) << js.substr(0, 600);
+  EXPECT_NE(js.find("\"min_bw\":{\"alone_mbs\":7500"), std::string::npos);
+  EXPECT_NE(js.find("\"data_gbps\":100"), std::string::npos);
+  const std::string csv = csv_report(r);
+  EXPECT_NE(csv.find("allpairs,bw_alone,0,1,5000,MB/s,1,,12500,40\n"), std::string::npos) << csv;
+  const std::string html = html_report(r);
+  EXPECT_NE(html.find("5000.00 MB/s, 40% of the port's 12500 MB/s (flagged)"), std::string::npos);
+  EXPECT_NE(html.find("Port rate: mlx5_0:1 4x EDR, 100 Gb/s data (ibv_query_port) on 4 ranks."), std::string::npos);
+  EXPECT_NE(html.find("--min-bw defaults to 60%"), std::string::npos);
+}
+
+std::string text_of(const Matrix &m, const std::vector<std::string> &hosts) {
+  char *buf = nullptr;
+  std::size_t len = 0;
+  std::FILE *f = open_memstream(&buf, &len);
+  TextOut(f).matrix(m, hosts);
+  std::fclose(f);
+  std::string s(buf, len);
+  std::free(buf);
+  return s;
+}
+
+// 24 ranks on 3 hosts: the text matrix is 3 x 3 hosts, each cell the
+// median/lowest of its rank pairs and how many are flagged or silent.
+TEST(BenchHostMatrix, AggregatesBeyondSixteenRanks) {
+  const int hosts = 3, per_host = 8, n = hosts * per_host;
+  Job j = job(hosts, per_host, port("hardware", kEdr4xGbps, per_host - 1));
+  Matrix m = bw_matrix(n, 10000.0);
+  for (int b = per_host; b < 2 * per_host; ++b) {
+    m.at(0, b) = 9000.0 + b;   // node00 -> node01 a little lower, one link much lower
+  }
+  m.at(3, 12) = 2000.0;
+  m.flagged[m.idx(3, 12)] = 1;
+  m.err[m.idx(20, 5)] = "cannot talk (alone): no progress";   // node02 -> node00
+  m.flagged[m.idx(20, 5)] = 1;
+  m.at(20, 5) = kNaN;
+
+  const HostMatrix h = host_matrix(m, j.hosts);
+  ASSERT_EQ(h.hosts.size(), 3u);
+  EXPECT_EQ(h.hosts[1], "node01");
+  const HostCell &same = h.cells[0];
+  EXPECT_EQ(same.pairs, per_host * (per_host - 1));
+  EXPECT_EQ(same.flagged, 0);
+  EXPECT_DOUBLE_EQ(same.median, 10000.0);
+  const HostCell &c01 = h.cells[1];   // node00 -> node01
+  EXPECT_EQ(c01.pairs, per_host * per_host);
+  EXPECT_EQ(c01.flagged, 1);
+  EXPECT_DOUBLE_EQ(c01.worst, 2000.0);
+  EXPECT_DOUBLE_EQ(c01.median, 10000.0);
+  const HostCell &c20 = h.cells[2 * 3 + 0];   // node02 -> node00: the silent pair counts, has no value
+  EXPECT_EQ(c20.flagged, 1);
+  EXPECT_DOUBLE_EQ(c20.worst, 10000.0);
+
+  const std::string t = text_of(m, j.hosts);
+  EXPECT_NE(t.find("per host (24 ranks on 3 hosts"), std::string::npos) << t;
+  EXPECT_NE(t.find("10000.00/2000.00 1!"), std::string::npos) << t;
+  EXPECT_NE(t.find("  node02"), std::string::npos) << t;
+  EXPECT_EQ(t.find("        23"), std::string::npos) << "no per-rank rows:\n" << t;
+
+  Matrix latm = bw_matrix(n, 2.0);   // latency: the worst is the highest
+  latm.higher_is_better = false;
+  latm.at(1, 17) = 9.0;
+  EXPECT_DOUBLE_EQ(host_matrix(latm, j.hosts).cells[2].worst, 9.0);
+}
+
+TEST(BenchHostMatrix, SixteenRanksStayPerRank) {
+  Job j = job(2, 8, port("hardware", kEdr4xGbps, 7));
+  Matrix m = bw_matrix(16, 10000.0);
+  attach_port_rates(m, j.ports, j.hosts, min_bw_setting(j.ports, j.hosts, kMinBwUnset), false);
+  const std::string t = text_of(m, j.hosts);
+  EXPECT_EQ(t.find("per host"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n      15"), std::string::npos) << t;
+  EXPECT_NE(t.find("port data rate 12500.00 MB/s per link; links reached 80% of it"), std::string::npos) << t;
+}
+
+}  // namespace
