@@ -81,6 +81,11 @@ echo "==== verbs tests (Soft-RoCE guest, or this host's RDMA device; $(stamp)) =
   env BUILD="$bdir" ASAN_BUILD="$asan" TSAN_BUILD="$tsan" "$top/scripts/verbs-suite.sh"
 verbs=$?
 
+echo "==== two nodes (two guests joined by a link, Slurm across them; $(stamp)) ===="
+"$top/scripts/vm/run.sh" --nodes 2 --timeout 1200 -- "$top/tests/launch/two_node.sh" "$bdir" 2>&1 |
+  tee "$bdir/two-node.txt"
+[ "${PIPESTATUS[0]}" = 0 ] || verbs=1
+
 echo "==== NUMA placement (guest with two NUMA nodes; $(stamp)) ===="
 RDMX_VM_FORCE=1 "$top/scripts/vm/run.sh" --numa --timeout 600 -- "$top/scripts/numa-check.sh" "$bdir" 2>&1 |
   tee "$bdir/numa.txt"
@@ -92,5 +97,6 @@ for f in "$bdir/native.txt" "$bdir/native-single.txt" "$asan/native.txt" "$tsan/
   [ -f "$f" ] && printf '%-40s %s\n' "${f#$top/}" "$(grep -E 'tests passed' "$f" | tail -1) $(grep -o 'took [0-9]* s' "$f" | tail -1)"
 done
 grep -h "numa-check: \(PASS\|FAIL\|SKIP\)" "$bdir/numa.txt" 2>/dev/null
+grep -h "two_node: .*\(PASS\|FAIL\|passed\|failed\)" "$bdir/two-node.txt" 2>/dev/null
 cat "$bdir/packages.txt" 2>/dev/null
 [ "$native" = 0 ] && [ "$verbs" = 0 ] && [ "$numa" = 0 ]

@@ -68,6 +68,9 @@ AuthInfo=socket=$munge_sock
 CredType=cred/munge
 StateSaveLocation=$state/state
 SlurmdSpoolDir=$state/spool
+# Job steps' scratch (the PMIx plugin's per-step directories among it):
+# node-local, never a file system two nodes share.
+TmpFS=$state/tmp
 SlurmctldPidFile=$state/slurmctld.pid
 SlurmdPidFile=$state/slurmd.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
@@ -108,7 +111,7 @@ daemon_failed() {  # NAME LOG
 start_node_daemons() {  # munged and slurmd, on every node
   command -v slurmd >/dev/null && command -v munged >/dev/null ||
     die "slurmd and munged are needed (scripts/deps.sh tests installs them)"
-  mkdir -p "$state/munge" "$state/spool" "$state/state"
+  mkdir -p "$state/munge" "$state/spool" "$state/state" "$state/tmp"
   chmod 700 "$state/munge"
   munged --key-file="$dir/munge/munge.key" --socket="$munge_sock" --pid-file="$state/munge/munged.pid" \
          --log-file="$dir/log/munged-$host.log" --seed-file="$state/munge/seed" --origin=127.0.0.1 --force ||

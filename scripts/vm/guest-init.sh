@@ -20,6 +20,19 @@ fi
 run="$1"
 exec </dev/null >/dev/console 2>&1
 
+# Which guest this is (run.sh --nodes 2 boots two: rdmx_node=0|1). Node 0
+# writes "out" and "status", node 1 "out1" and "status1".
+node=0
+nodes=1
+for arg in $(</proc/cmdline); do
+  case "$arg" in
+    rdmx_node=[01]) node=${arg#rdmx_node=} ;;
+    rdmx_nodes=[12]) nodes=${arg#rdmx_nodes=} ;;
+  esac
+done
+sfx=""
+[ "$node" = 0 ] || sfx=$node
+
 log() { local up; read -r up _ </proc/uptime; echo "rdmx-vm [${up}s]: $*"; }
 
 poweroff_now() {
@@ -33,8 +46,8 @@ poweroff_now() {
 # A setup failure is reported as status 125, with the reason in the output.
 setup_fail() {
   log "setup failed: $*"
-  printf 'rdmx-vm: guest setup failed: %s\n' "$*" >>"$run/out"
-  echo 125 >"$run/status.tmp" && mv -f "$run/status.tmp" "$run/status"
+  printf 'rdmx-vm: guest setup failed: %s\n' "$*" >>"$run/out$sfx"
+  echo 125 >"$run/status$sfx.tmp" && mv -f "$run/status$sfx.tmp" "$run/status$sfx"
   poweroff_now
 }
 
@@ -71,7 +84,7 @@ mount -t tmpfs -o mode=755 tmpfs /run
 mkdir -m 1777 /run/tmp
 mkdir -m 755 /run/rdmx-vm
 
-echo vm0 >/proc/sys/kernel/hostname
+echo "vm$node" >/proc/sys/kernel/hostname
 ulimit -l unlimited
 
 # --- kernel modules from the cached guest kernel tree -----------------------
@@ -83,6 +96,14 @@ read -r osrelease </proc/sys/kernel/osrelease
 printf '#!/bin/bash\nexec /sbin/modprobe -d %q "$@"\n' "$RDMX_VM_KROOT" >/run/rdmx-vm/modprobe
 chmod 755 /run/rdmx-vm/modprobe
 echo /run/rdmx-vm/modprobe >/proc/sys/kernel/modprobe
+port_active() {
+  local st=""
+  read -r st 2>/dev/null <"/sys/class/infiniband/$1/ports/1/state" || true
+  [[ "$st" == *ACTIVE* ]]
+}
+
+# One guest: two Soft-RoCE devices on the two ends of a veth pair.
+one_node_fabric() {
 /run/rdmx-vm/modprobe -a rdma_rxe rdma_ucm veth || setup_fail "modprobe rdma_rxe rdma_ucm veth"
 log "modules loaded"
 
@@ -108,11 +129,6 @@ link add rxe1 type rxe netdev rv1
 END_RDMA
 log "rxe0/rxe1 added"
 
-port_active() {
-  local st=""
-  read -r st 2>/dev/null <"/sys/class/infiniband/$1/ports/1/state" || true
-  [[ "$st" == *ACTIVE* ]]
-}
 for ((i = 0; i < 200; i++)); do
   port_active rxe0 && port_active rxe1 && break
   sleep 0.1
@@ -123,12 +139,40 @@ n="$(ibv_devinfo 2>/dev/null | grep -c PORT_ACTIVE || true)"
 [ "$n" = 2 ] || setup_fail "ibv_devinfo shows $n PORT_ACTIVE ports, expected 2 (is ibverbs-providers installed?)"
 log "soft-roce ready (rxe0 on rv0 10.55.0.1, rxe1 on rv1 10.55.0.2)"
 
+}
+
+# Two guests: rxe0 on the virtio-net link between them, 10.56.0.1 on vm0 and
+# 10.56.0.2 on vm1 (MTU 9000: rxe's active MTU becomes 4096, as on one node).
+two_node_fabric() {
+  local me="10.56.0.$((node + 1))" dev="" d
+  /run/rdmx-vm/modprobe -a rdma_rxe rdma_ucm virtio_net || setup_fail "modprobe rdma_rxe rdma_ucm virtio_net"
+  for ((i = 0; i < 100; i++)); do
+    for d in /sys/class/net/*; do [ -e "$d/device" ] && dev=${d##*/}; done
+    [ -n "$dev" ] && break
+    sleep 0.1
+  done
+  [ -n "$dev" ] || setup_fail "no virtio-net interface appeared"
+  ip -batch - <<END_IP || setup_fail "cannot configure $dev"
+link set lo up
+link set $dev mtu 9000
+addr add $me/24 dev $dev
+link set $dev up
+END_IP
+  echo 100000 >/proc/sys/net/core/netdev_max_backlog
+  rdma link add rxe0 type rxe netdev "$dev" || setup_fail "rdma link add rxe0 on $dev failed"
+  for ((i = 0; i < 200; i++)); do port_active rxe0 && break; sleep 0.1; done
+  port_active rxe0 || setup_fail "rxe0 did not become ACTIVE within 20 s"
+  log "soft-roce ready (vm$node: rxe0 on $dev $me)"
+}
+
+if [ "$nodes" = 2 ]; then two_node_fabric; else one_node_fabric; fi
+
 # --- the command -------------------------------------------------------------
 trap - ERR
 cd -- "$RDMX_VM_CWD" || setup_fail "cannot cd to $RDMX_VM_CWD"
 log "running: ${RDMX_VM_CMD[*]}"
-env -i "${RDMX_VM_ENV[@]}" "${RDMX_VM_CMD[@]}" >>"$run/out" 2>&1 </dev/null
+env -i "${RDMX_VM_ENV[@]}" RDMX_VM_NODE="$node" "${RDMX_VM_CMD[@]}" >>"$run/out$sfx" 2>&1 </dev/null
 rc=$?
 log "command exited with status $rc"
-echo "$rc" >"$run/status.tmp" && mv -f "$run/status.tmp" "$run/status"
+echo "$rc" >"$run/status$sfx.tmp" && mv -f "$run/status$sfx.tmp" "$run/status$sfx"
 poweroff_now

@@ -3,13 +3,20 @@
 # RDMA port, otherwise inside a throw-away qemu guest (Debian's kernel, TCG)
 # with two Soft-RoCE devices, rxe0 and rxe1, on a veth pair.
 #
-# Usage: scripts/vm/run.sh [--timeout SECONDS] [--numa] [--mem MB] -- COMMAND [ARGS...]
+# Usage: scripts/vm/run.sh [--timeout SECONDS] [--numa] [--mem MB] [--nodes 2] -- COMMAND [ARGS...]
 #
 #   --timeout SECONDS  limit for the whole run, boot included (default 1800);
 #                      on expiry qemu is killed, the console tail is printed
 #                      and the exit status is 124
 #   --numa             guest with two NUMA nodes (one CPU and half the memory each)
-#   --mem MB           guest memory (default 6144)
+#   --mem MB           guest memory (default 6144; 4096 each with --nodes 2)
+#   --nodes 2          two guests, vm0 and vm1, joined by a virtual Ethernet link
+#                      (virtio-net, a UDP tunnel on the host's loopback), each with
+#                      one Soft-RoCE device rxe0 on it (10.56.0.1 and 10.56.0.2).
+#                      COMMAND runs on both, with RDMX_VM_NODE=0|1, RDMX_VM_NODES=2
+#                      and RDMX_VM_SHARED (a directory both see); node 0's output is
+#                      streamed and its status is this script's; node 1 is stopped
+#                      when node 0 ends (its output is printed if node 0 failed)
 #
 # COMMAND runs as root in the caller's working directory (the host's / is the
 # guest's /, shared over 9p); its stdout and stderr are streamed to this
@@ -38,7 +45,8 @@ self="$here/$(basename -- "${BASH_SOURCE[0]}")"
 # ---------------------------------------------------------------- options ---
 timeout_s=1800
 numa=0
-mem_mb="${MEM:-6144}"
+nodes=1
+mem_mb="${MEM:-}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; timeout_s="$2"; shift 2 ;;
@@ -46,6 +54,8 @@ while [ $# -gt 0 ]; do
     --mem) [ $# -ge 2 ] || die "--mem needs a value"; mem_mb="$2"; shift 2 ;;
     --mem=*) mem_mb="${1#*=}"; shift ;;
     --numa) numa=1; shift ;;
+    --nodes) [ $# -ge 2 ] || die "--nodes needs a value"; nodes="$2"; shift 2 ;;
+    --nodes=*) nodes="${1#*=}"; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; break ;;
     -*) usage >&2; die "unknown option: $1" ;;
@@ -54,6 +64,9 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || { usage >&2; die "no COMMAND given"; }
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout wants a positive number of seconds, got '$timeout_s'"
+[ "$nodes" = 1 ] || [ "$nodes" = 2 ] || die "--nodes wants 1 or 2, got '$nodes'"
+[ "$nodes" = 1 ] || [ "$numa" = 0 ] || die "--nodes 2 and --numa do not go together"
+[ -n "$mem_mb" ] || { [ "$nodes" = 2 ] && mem_mb=4096 || mem_mb=6144; }
 [[ "$mem_mb" =~ ^[1-9][0-9]*$ ]] && [ "$mem_mb" -ge 1024 ] || die "--mem wants megabytes (>= 1024), got '$mem_mb'"
 
 # Caller variables handed to COMMAND (VM and native alike).
@@ -252,8 +265,10 @@ run="$(cd -- "$run" && pwd -P)"
 
 qpid=""
 tpid=""
+q1pid=""
 cleanup() {
   [ -n "$qpid" ] && kill "$qpid" 2>/dev/null
+  [ -n "$q1pid" ] && kill "$q1pid" 2>/dev/null
   [ -n "$tpid" ] && kill "$tpid" 2>/dev/null
   if [ -n "${RDMX_VM_CONSOLE:-}" ] && [ -f "$run/console.log" ]; then
     cp -f -- "$run/console.log" "$RDMX_VM_CONSOLE" 2>/dev/null || note "cannot write $RDMX_VM_CONSOLE"
@@ -265,11 +280,15 @@ trap 'note "interrupted"; exit 130' INT
 trap 'note "terminated"; exit 143' TERM
 
 pass_names
-cmdenv=("${passenv[@]}"
+if [ "$nodes" = 2 ]; then
+  mkdir -m 700 "$run/shared"
+  nodeenv=("RDMX_TEST_DEVICES=rxe0" "RDMX_VM_NODES=2" "RDMX_VM_SHARED=$run/shared")
+else
+  nodeenv=("RDMX_TEST_DEVICES=rxe0 rxe1" "RDMX_TEST_ADDRS=10.55.0.1 10.55.0.2")
+fi
+cmdenv=("${passenv[@]}" "${nodeenv[@]}"
   "TMPDIR=/run/tmp"
   "RDMX_TEST_IN_VM=1"
-  "RDMX_TEST_DEVICES=rxe0 rxe1"
-  "RDMX_TEST_ADDRS=10.55.0.1 10.55.0.2"
   "OMPI_ALLOW_RUN_AS_ROOT=1"
   "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
   "OMPI_MCA_btl_vader_single_copy_mechanism=none"
@@ -285,13 +304,33 @@ cp -- "$here/guest-init.sh" "$run/guest-init.sh"
 : >"$run/out"
 console="$run/console.log"
 
-qemu=(qemu-system-x86_64
-  -accel tcg,thread=multi -cpu max -smp 2 -m "$mem_mb"
-  -display none -monitor none -serial "file:$console" -no-reboot -nic none
-  -kernel "$vmlinuz" -initrd "$initrd"
-  -append "console=ttyS0 quiet panic=-1 rdmx_run=$run"
-  -virtfs local,path=/,mount_tag=hostroot,security_model=passthrough,multidevs=remap
-)
+qemu_for() {  # qemu_for NODE CONSOLE: the command line of one guest, in qemu=()
+  qemu=(qemu-system-x86_64
+    -accel tcg,thread=multi -cpu max -smp 2 -m "$mem_mb"
+    -display none -monitor none -serial "file:$2" -no-reboot -nic none
+    -kernel "$vmlinuz" -initrd "$initrd"
+    -append "console=ttyS0 quiet panic=-1 rdmx_run=$run rdmx_node=$1 rdmx_nodes=$nodes"
+    -virtfs local,path=/,mount_tag=hostroot,security_model=passthrough,multidevs=remap
+  )
+  # Two guests: one virtio-net each, the frames carried between the two
+  # qemu processes as UDP datagrams on the host's loopback (nothing else
+  # can reach those ports' traffic, and nothing leaves the host).
+  if [ "$nodes" = 2 ]; then
+    local me=$((link_port + $1)) peer=$((link_port + 1 - $1))
+    qemu+=(-netdev "dgram,id=link,local.type=inet,local.host=127.0.0.1,local.port=$me,remote.type=inet,remote.host=127.0.0.1,remote.port=$peer"
+           -device "virtio-net-pci,netdev=link,mac=52:54:00:56:00:0$1")
+  fi
+}
+# Two UDP ports for the link, chosen at random and checked free.
+link_port=0
+if [ "$nodes" = 2 ]; then
+  for _ in 1 2 3 4 5 6 7 8; do
+    p=$((20000 + RANDOM % 20000 * 2))
+    if ! ss -Huln "sport = :$p or sport = :$((p + 1))" 2>/dev/null | grep -q .; then link_port=$p; break; fi
+  done
+  [ "$link_port" != 0 ] || die "no free pair of UDP ports on 127.0.0.1 for the guests' link"
+fi
+qemu_for 0 "$console"
 if [ "$numa" = 1 ]; then
   half=$((mem_mb / 2))
   qemu+=(
@@ -315,6 +354,12 @@ console_tail() {
 start=$SECONDS
 timeout -k 10 "$(remaining)" "${qemu[@]}" </dev/null >"$run/qemu.log" 2>&1 &
 qpid=$!
+if [ "$nodes" = 2 ]; then
+  : >"$run/out1"
+  qemu_for 1 "$run/console1.log"
+  timeout -k 10 "$(remaining)" "${qemu[@]}" </dev/null >"$run/qemu1.log" 2>&1 &
+  q1pid=$!
+fi
 tail -s 0.2 -n +1 -f --pid="$qpid" -- "$run/out" </dev/null &
 tpid=$!
 set +e
@@ -325,6 +370,17 @@ wait "$tpid"
 tpid=""
 set -e
 elapsed=$((SECONDS - start))
+if [ -n "$q1pid" ]; then
+  kill "$q1pid" 2>/dev/null
+  wait "$q1pid" 2>/dev/null || true
+  q1pid=""
+  if [ "$(cat "$run/status" 2>/dev/null)" != 0 ]; then
+    echo "$prog: ---- node 1 (vm1) output ----" >&2
+    tail -n 40 "$run/out1" >&2 2>/dev/null || true
+    echo "$prog: ---- node 1 console ----" >&2
+    tail -n 20 "$run/console1.log" 2>/dev/null | tr -d '\r' >&2 || true
+  fi
+fi
 
 if [ -s "$run/status" ]; then
   rc="$(cat "$run/status")"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# rdmx across two hosts: run by `scripts/vm/run.sh --nodes 2` on both guests
+# (vm0 and vm1, each with rxe0 on the virtual link between them).
+#
+#   tests/launch/two_node.sh BUILD_DIR
+#
+# vm0 starts a two-node Slurm (scripts/slurm/cluster.sh; configuration and
+# munge key in the directory both guests share, RDMX_VM_SHARED), vm1 joins
+# it, and vm0 launches, two ranks per node (pairs on a node over shared
+# memory, pairs across over rc):
+#   1. launch_job under srun --mpi=pmix: rank/size, a ring both ways;
+#   2. the same with connections on demand (RDMX_CONNECT=lazy), when the
+#      library knows the variable;
+#   3. rdmx-bench bringup --verify: every pair checked alone and all at
+#      once, every byte verified; its JSON must name both hosts.
+# vm1 waits (bounded) until vm0 says it is done. Exit 0 when every step passed.
+set -uo pipefail
+build=$1
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cluster=$top/scripts/slurm/cluster.sh
+shared=${RDMX_VM_SHARED:?run under scripts/vm/run.sh --nodes 2}
+node=${RDMX_VM_NODE:?run under scripts/vm/run.sh --nodes 2}
+sdir=$shared/slurm
+state=/run/tmp/rdmx-slurm
+readonly kJoinSeconds=240 kDoneSeconds=1800 kStepSeconds=600 kStepMinutes=10
+
+wait_for() {  # FILE SECONDS
+  local t=0
+  while [ ! -e "$1" ] && [ $t -lt "$2" ]; do sleep 1; t=$((t + 1)); done
+  [ -e "$1" ]
+}
+
+if [ "$node" != 0 ]; then
+  wait_for "$sdir/slurm.conf" $kJoinSeconds || { echo "two_node: vm$node: no cluster configuration after ${kJoinSeconds}s"; exit 1; }
+  "$cluster" join "$sdir" --state "$state" || exit 1
+  echo "two_node: vm$node joined"
+  wait_for "$shared/done" $kDoneSeconds || echo "two_node: vm$node: vm0 did not finish within ${kDoneSeconds}s"
+  "$cluster" stop "$sdir" --state "$state"
+  exit 0
+fi
+
+trap '"$cluster" stop "$sdir" --state "$state"; touch "$shared/done"' EXIT
+"$cluster" start "$sdir" --nodes vm0=10.56.0.1,vm1=10.56.0.2 --state "$state" || exit 1
+export SLURM_CONF=$sdir/slurm.conf
+fails=0
+step() {  # NAME REGEX COMMAND...: run, and pass when it exits 0 and prints REGEX
+  local name=$1 re=$2 out=$shared/step.out st
+  shift 2
+  timeout $kStepSeconds "$@" >"$out" 2>&1
+  st=$?
+  if [ $st = 0 ] && grep -Eq "$re" "$out"; then
+    echo "two_node: $name: PASS"
+  else
+    echo "two_node: $name: FAIL (exit $st); output:"
+    tail -n 40 "$out" | sed 's/^/    /'
+    for log in "$sdir"/log/slurmd-*.log; do
+      echo "    --- ${log##*/} ---"
+      grep -v "^\[.*\] debug" "$log" | tail -n 12 | sed 's/^/    /'
+    done
+    fails=$((fails + 1))
+  fi
+}
+srun_2x2=(srun -N 2 --ntasks-per-node=2 --mpi=pmix -t $kStepMinutes)
+step "launch_job, 2 nodes x 2 ranks (srun --mpi=pmix)" "launch_job: 4 ranks on [^:]+: OK" \
+  "${srun_2x2[@]}" "$build/tests/launch/launch_job" SLURM_PROCID SLURM_NTASKS
+if "$build/bench/rdmx-info" 2>/dev/null | grep -q RDMX_CONNECT; then
+  step "launch_job, connections on demand (RDMX_CONNECT=lazy)" "launch_job: 4 ranks on [^:]+: OK" \
+    env RDMX_CONNECT=lazy "${srun_2x2[@]}" "$build/tests/launch/launch_job" SLURM_PROCID SLURM_NTASKS
+fi
+json=$shared/bringup.json
+step "rdmx-bench bringup --verify across two hosts" "." \
+  "${srun_2x2[@]}" "$build/bench/rdmx-bench" bringup --verify --quick --flag-fraction 0 --json "$json"
+if grep -q '"vm0"' "$json" 2>/dev/null && grep -q '"vm1"' "$json" 2>/dev/null; then
+  echo "two_node: the bring-up report names both hosts: PASS"
+else
+  echo "two_node: the bring-up report names both hosts: FAIL (vm0 and vm1 not both in $json)"
+  fails=$((fails + 1))
+fi
+grep -h "Ranks:\|Verdict\|Data:" "$shared/step.out" 2>/dev/null | sed 's/^/    /'
+[ $fails = 0 ] && echo "two_node: all steps passed" || echo "two_node: $fails step(s) failed"
+[ $fails = 0 ]
