@@ -12,7 +12,10 @@
 #   2. the same with connections on demand (RDMX_CONNECT=lazy), when the
 #      library knows the variable;
 #   3. rdmx-bench bringup --verify: every pair checked alone and all at
-#      once, every byte verified; its JSON must name both hosts.
+#      once, every byte verified; its JSON must name both hosts;
+#   4. node_loss_job: vm1 is powered off while its ranks stream to vm0's,
+#      whose receives must end PEER_LOST within the bound, and who still
+#      exchange and finalize.
 # vm1 waits (bounded) until vm0 says it is done. Exit 0 when every step passed.
 set -uo pipefail
 build=$1
@@ -29,12 +32,27 @@ wait_for() {  # FILE SECONDS
   while [ ! -e "$1" ] && [ $t -lt "$2" ]; do sleep 1; t=$((t + 1)); done
   [ -e "$1" ]
 }
+wait_for_line() {  # REGEX FILE SECONDS
+  local t=0
+  while ! grep -q "$1" "$2" 2>/dev/null && [ $t -lt "$3" ]; do sleep 1; t=$((t + 1)); done
+  grep -q "$1" "$2" 2>/dev/null
+}
 
 if [ "$node" != 0 ]; then
   wait_for "$sdir/slurm.conf" $kJoinSeconds || { echo "two_node: vm$node: no cluster configuration after ${kJoinSeconds}s"; exit 1; }
   "$cluster" join "$sdir" --state "$state" || exit 1
   echo "two_node: vm$node joined"
-  wait_for "$shared/done" $kDoneSeconds || echo "two_node: vm$node: vm0 did not finish within ${kDoneSeconds}s"
+  # Until vm0 is done, or asks for this node to go as if its plug were
+  # pulled (sysrq 'o': no shutdown, no disconnects, the link just goes quiet).
+  for ((t = 0; t < kDoneSeconds; t++)); do
+    [ -e "$shared/done" ] && break
+    if [ -e "$shared/poweroff" ]; then
+      echo "two_node: vm$node powering off"
+      echo o >/proc/sysrq-trigger
+      sleep 60
+    fi
+    sleep 1
+  done
   "$cluster" stop "$sdir" --state "$state"
   exit 0
 fi
@@ -77,5 +95,32 @@ else
   fails=$((fails + 1))
 fi
 grep -h "Ranks:\|Verdict\|Data:" "$shared/step.out" 2>/dev/null | sed 's/^/    /'
+
+# Last, as it ends vm1: the whole node powered off while its ranks stream
+# to vm0's. Survivors must lose both of its ranks (PEER_LOST) within the
+# bound for a node that vanished without a word (2.5 x RDMX_PEER_TIMEOUT,
+# docs/reliability.md; plus slack for the emulation), still talk to each
+# other, and finalize. --no-kill: Slurm must not end the survivors itself.
+readonly kPeerTimeout=10 kLossBound=40
+out=$shared/node_loss.out
+env RDMX_PEER_TIMEOUT=$kPeerTimeout timeout -k 5 $kStepSeconds "${srun_2x2[@]}" --no-kill \
+  "$build/tests/launch/node_loss_job" $kLossBound >"$out" 2>&1 &
+job=$!
+if wait_for_line "node_loss: streaming" "$out" 300; then
+  touch "$shared/poweroff"
+  wait $job
+  if [ "$(grep -c "survivors exchange OK" "$out")" = 2 ] && [ "$(grep -c "lost 2 rank(s)" "$out")" = 2 ] &&
+     [ "$(grep -c "finalized" "$out")" = 2 ] && ! grep -q "FAIL" "$out"; then
+    echo "two_node: vm1 powered off mid-transfer, survivors lose it within ${kLossBound}s and carry on: PASS"
+  else
+    echo "two_node: vm1 powered off mid-transfer: FAIL; output:"
+    fails=$((fails + 1))
+  fi
+else
+  echo "two_node: vm1 powered off mid-transfer: FAIL (no data flowed within 300 s); output:"
+  kill $job 2>/dev/null
+  fails=$((fails + 1))
+fi
+grep -v "^srun: \(debug\|Job step\)" "$out" | tail -n 20 | sed 's/^/    /'
 [ $fails = 0 ] && echo "two_node: all steps passed" || echo "two_node: $fails step(s) failed"
 [ $fails = 0 ]
