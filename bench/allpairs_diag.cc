@@ -4,7 +4,9 @@
 // Heuristic: a single flagged cell -> "suspect link A -> B"; the two
 // directions of one pair -> "suspect link between A and B"; every flagged
 // cell in the row or column of one rank R -> "suspect node R"; the same with
-// host names when several ranks share a host; otherwise "suspect the fabric".
+// host names when several ranks share a host; every flagged cell between the
+// ranks of two hosts -> "suspect link between hosts"; otherwise "suspect the
+// fabric".
 #include "allpairs.h"
 
 #include <algorithm>
@@ -109,6 +111,15 @@ std::string verdict(const std::vector<Bad> &bad, int n, const std::function<std:
   std::set<std::string> hs = common_ends<std::string>(bad, host);
   if (hs.size() == 1 && all_hosts.size() > 1) {
     return "Verdict: suspect host " + *hs.begin() + ": every suspect link starts or ends at one of its ranks.";
+  }
+  // Every bad link runs between the same two hosts (and none stays on one):
+  // the path between them, or one of the two when there are only two.
+  const bool all_cross = std::all_of(bad.begin(), bad.end(), [&](const Bad &b) { return host(b.from) != host(b.to); });
+  if (hs.size() == 2 && all_cross) {
+    std::string s = "Verdict: suspect link between hosts " + *hs.begin() + " and " + *hs.rbegin() +
+                    ": every suspect link runs between their ranks";
+    return s + (all_hosts.size() == 2 ? "; with only 2 hosts a bad host and a bad link between them look the same."
+                                      : "; check the cables and switch ports on the path between them.");
   }
   return "Verdict: " + std::to_string(bad.size()) +
          " suspect links share no node: suspect the fabric (a switch, its uplinks) or traffic from other jobs; "

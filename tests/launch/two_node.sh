@@ -13,7 +13,9 @@
 #      library knows the variable;
 #   3. rdmx-bench bringup --verify: every pair checked alone and all at
 #      once, every byte verified; its JSON must name both hosts;
-#   4. node_loss_job: vm1 is powered off while its ranks stream to vm0's,
+#   4. rdmx-bench allpairs with vm0's side of the link delayed (tc netem):
+#      the verdict must name the pair of hosts;
+#   5. node_loss_job: vm1 is powered off while its ranks stream to vm0's,
 #      whose receives must end PEER_LOST within the bound, and who still
 #      exchange and finalize.
 # vm1 waits (bounded) until vm0 says it is done. Exit 0 when every step passed.
@@ -61,12 +63,13 @@ trap '"$cluster" stop "$sdir" --state "$state"; touch "$shared/done"' EXIT
 "$cluster" start "$sdir" --nodes vm0=10.56.0.1,vm1=10.56.0.2 --state "$state" || exit 1
 export SLURM_CONF=$sdir/slurm.conf
 fails=0
-step() {  # NAME REGEX COMMAND...: run, and pass when it exits 0 and prints REGEX
+step() {  # NAME REGEX COMMAND...: run, and pass when it exits 0 (or, with
+          # want_exit=N in the environment, N) and prints REGEX
   local name=$1 re=$2 out=$shared/step.out st
   shift 2
   timeout $kStepSeconds "$@" >"$out" 2>&1
   st=$?
-  if [ $st = 0 ] && grep -Eq "$re" "$out"; then
+  if [ $st = "${want_exit:-0}" ] && grep -Eq "$re" "$out"; then
     echo "two_node: $name: PASS"
   else
     echo "two_node: $name: FAIL (exit $st); output:"
@@ -95,6 +98,24 @@ else
   fails=$((fails + 1))
 fi
 grep -h "Ranks:\|Verdict\|Data:" "$shared/step.out" 2>/dev/null | sed 's/^/    /'
+
+# A slow link between the two hosts: vm0's side of it delayed with netem
+# while rdmx-bench allpairs runs with an absolute latency limit. Every
+# cross pair must be flagged and the verdict must name the host pair;
+# the pairs inside each host (shared memory) stay clean.
+readonly kDelayMs=300 kMaxLatUs=60000
+dev=$(ip -o -4 addr show | awk '/ 10\.56\.0\.1\// { print $2; exit }')
+if [ -n "$dev" ] && tc qdisc add dev "$dev" root netem delay ${kDelayMs}ms; then
+  # (allpairs exits 1 when it flags a link, as it must here.)
+  want_exit=1 step "allpairs names the throttled host pair (netem ${kDelayMs} ms on vm0's $dev)" \
+    "Verdict: suspect link between hosts vm0 and vm1" \
+    "${srun_2x2[@]}" "$build/bench/rdmx-bench" allpairs --quick --flag-fraction 0 --max-lat $kMaxLatUs
+  tc qdisc del dev "$dev" root
+  grep -h "Verdict" "$shared/step.out" | sed 's/^/    /'
+else
+  echo "two_node: allpairs names the throttled host pair: FAIL (cannot add a netem qdisc on '${dev:-no device}')"
+  fails=$((fails + 1))
+fi
 
 # Last, as it ends vm1: the whole node powered off while its ranks stream
 # to vm0's. Survivors must lose both of its ranks (PEER_LOST) within the

@@ -242,4 +242,40 @@ TEST(BenchHostMatrix, SixteenRanksStayPerRank) {
   EXPECT_NE(t.find("port data rate 12500.00 MB/s per link; links reached 80% of it"), std::string::npos) << t;
 }
 
+
+// The verdict names the host pair when every suspect link runs between the
+// ranks of the same two hosts (a throttled link between two nodes), and
+// still a single host when every suspect link touches only that one.
+std::string verdict_of(const Matrix &m, const std::vector<std::string> &hosts) {
+  const Diagnosis d = diagnose({m}, [&](int r) { return "rank " + std::to_string(r) + " (" + hosts[r] + ")"; },
+                               [&](int r) { return hosts[r]; });
+  for (const std::string &l : d.lines)
+    if (l.rfind("Verdict:", 0) == 0) return l;
+  return "";
+}
+
+TEST(BenchVerdict, SlowPathBetweenTwoHostsIsNamed) {
+  for (int nhosts : {2, 3}) {
+    const int per_host = 2, n = nhosts * per_host;
+    const Job j = job(nhosts, per_host, port("hardware", kEdr4xGbps, 0));
+    Matrix m = bw_matrix(n, 10000);
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b)
+        if (a != b && j.hosts[a] != j.hosts[b] && j.hosts[a] != "node02" && j.hosts[b] != "node02")
+          m.at(a, b) = 100;  // node00 <-> node01 slow, node02 fine
+    flag_matrix(m, FlagRule{0.5, 1000.0, 0.0});  // an absolute floor: most links may be slow
+    const std::string v = verdict_of(m, j.hosts);
+    EXPECT_NE(v.find("suspect link between hosts node00 and node01"), std::string::npos) << nhosts << ": " << v;
+    EXPECT_NE(v.find(nhosts == 2 ? "look the same" : "path between them"), std::string::npos) << v;
+  }
+  // One host's every link slow, across three hosts: that host.
+  const Job j = job(3, 2, port("hardware", kEdr4xGbps, 0));
+  Matrix m = bw_matrix(6, 10000);
+  for (int a = 0; a < 6; ++a)
+    for (int b = 0; b < 6; ++b)
+      if (a != b && j.hosts[a] != j.hosts[b] && (j.hosts[a] == "node01" || j.hosts[b] == "node01")) m.at(a, b) = 100;
+  flag_matrix(m, FlagRule{0.5, 1000.0, 0.0});  // an absolute floor: most links may be slow
+  EXPECT_NE(verdict_of(m, j.hosts).find("suspect host node01"), std::string::npos) << verdict_of(m, j.hosts);
+}
+
 }  // namespace
