@@ -10,7 +10,8 @@
 # memory, pairs across over rc):
 #   1. launch_job under srun --mpi=pmix: rank/size, a ring both ways;
 #   2. the same with connections on demand (RDMX_CONNECT=lazy), when the
-#      library knows the variable;
+#      library knows the variable, and under Open MPI's mpirun inside a
+#      Slurm allocation (salloc; mpirun starts its daemons through srun);
 #   3. rdmx-bench bringup --verify: every pair checked alone and all at
 #      once, every byte verified; its JSON must name both hosts;
 #   4. rdmx-bench allpairs with vm0's side of the link delayed (tc netem):
@@ -65,12 +66,12 @@ export SLURM_CONF=$sdir/slurm.conf
 fails=0
 step() {  # NAME REGEX COMMAND...: run, and pass when it exits 0 (or, with
           # want_exit=N in the environment, N) and prints REGEX
-  local name=$1 re=$2 out=$shared/step.out st
+  local name=$1 re=$2 out=$shared/step.out st t0=$SECONDS
   shift 2
   timeout $kStepSeconds "$@" >"$out" 2>&1
   st=$?
   if [ $st = "${want_exit:-0}" ] && grep -Eq "$re" "$out"; then
-    echo "two_node: $name: PASS"
+    echo "two_node: $name: PASS ($((SECONDS - t0)) s)"
   else
     echo "two_node: $name: FAIL (exit $st); output:"
     tail -n 40 "$out" | sed 's/^/    /'
@@ -88,6 +89,11 @@ if "$build/bench/rdmx-info" 2>/dev/null | grep -q RDMX_CONNECT; then
   step "launch_job, connections on demand (RDMX_CONNECT=lazy)" "launch_job: 4 ranks on [^:]+: OK" \
     env RDMX_CONNECT=lazy "${srun_2x2[@]}" "$build/tests/launch/launch_job" SLURM_PROCID SLURM_NTASKS
 fi
+# Open MPI's mpirun inside a Slurm allocation: it starts its daemons on
+# both nodes through srun (no ssh), and rdmx bootstraps through its PMIx.
+step "launch_job under mpirun in a 2-node allocation (salloc)" "launch_job: 4 ranks on [^:]+: OK" \
+  salloc -N 2 --ntasks-per-node=2 -t $kStepMinutes mpirun -np 4 --map-by ppr:2:node \
+  "$build/tests/launch/launch_job" OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE
 json=$shared/bringup.json
 step "rdmx-bench bringup --verify across two hosts" "." \
   "${srun_2x2[@]}" "$build/bench/rdmx-bench" bringup --verify --quick --flag-fraction 0 --json "$json"
@@ -127,12 +133,13 @@ out=$shared/node_loss.out
 env RDMX_PEER_TIMEOUT=$kPeerTimeout timeout -k 5 $kStepSeconds "${srun_2x2[@]}" --no-kill \
   "$build/tests/launch/node_loss_job" $kLossBound >"$out" 2>&1 &
 job=$!
+t0=$SECONDS
 if wait_for_line "node_loss: streaming" "$out" 300; then
   touch "$shared/poweroff"
   wait $job
   if [ "$(grep -c "survivors exchange OK" "$out")" = 2 ] && [ "$(grep -c "lost 2 rank(s)" "$out")" = 2 ] &&
      [ "$(grep -c "finalized" "$out")" = 2 ] && ! grep -q "FAIL" "$out"; then
-    echo "two_node: vm1 powered off mid-transfer, survivors lose it within ${kLossBound}s and carry on: PASS"
+    echo "two_node: vm1 powered off mid-transfer, survivors lose it within ${kLossBound}s and carry on: PASS ($((SECONDS - t0)) s)"
   else
     echo "two_node: vm1 powered off mid-transfer: FAIL; output:"
     fails=$((fails + 1))
