@@ -191,6 +191,10 @@ int RcTransport::progress(bool housekeeping) {
     if (housekeeping) {
         set_cm_hooks();
         n += cm_.poll_events();
+        if (lazy_) {
+            cm_.tick();
+            max_inline_ = dev_.max_inline();  // the smallest any QP got so far (0 before the first)
+        }
         handle_async();
         keepalive();
     }
