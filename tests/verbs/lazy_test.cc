@@ -35,6 +35,14 @@ constexpr size_t kBigLen = 256 * 1024;  // rendezvous over a lazily made connect
 // runs every millisecond, the emulated guest is slow.
 constexpr double kLossMarginS = 15.0;
 
+// Peers this rank has an rc connection to now.
+uint64_t rc_connections(rdmx_context_h ctx) {
+    rdmx_stats_t st;
+    rdmx_stats_init(&st);
+    RT_OK(rdmx_get_stats(ctx, &st));
+    return st.rc_connections;
+}
+
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 void crossed(rdmx_context_h ctx) {
@@ -62,6 +70,8 @@ void crossed(rdmx_context_h ctx) {
         ++seen[static_cast<size_t>(src)];
     }
     for (int p = 0; p < n; ++p) RT_CHECK(p == me || seen[static_cast<size_t>(p)] == 1, "%d messages from %d", seen[static_cast<size_t>(p)], p);
+    RT_CHECK(rc_connections(ctx) == peers, "%llu rc connections after talking to all %zu peers",
+             static_cast<unsigned long long>(rc_connections(ctx)), peers);
     // Order per pair, then a rendezvous each way, on the same connections.
     std::vector<rdmx_request_h> reqs;
     std::vector<int> ord_in(peers * kOrderMsgs), ord_out(kOrderMsgs);
@@ -96,6 +106,9 @@ void crossed(rdmx_context_h ctx) {
 
 void anysource(rdmx_context_h ctx) {
     const int me = rdmx_rank(ctx), n = rdmx_size(ctx);
+    // Lazy really is lazy: nothing is connected before the first use.
+    RT_CHECK(rc_connections(ctx) == 0, "%llu rc connections right after rdmx_init",
+             static_cast<unsigned long long>(rc_connections(ctx)));
     if (me == 0) {
         const size_t peers = static_cast<size_t>(n - 1);
         std::vector<int> in(peers, -1);
@@ -111,11 +124,16 @@ void anysource(rdmx_context_h ctx) {
             ++seen[static_cast<size_t>(info[i].source)];
         }
         for (int p = 1; p < n; ++p) RT_CHECK(seen[static_cast<size_t>(p)] == 1, "%d messages from %d", seen[static_cast<size_t>(p)], p);
+        RT_CHECK(rc_connections(ctx) == peers, "%llu rc connections, want %zu",
+                 static_cast<unsigned long long>(rc_connections(ctx)), peers);
     } else {
         // Late: rank 0's receives are posted (and no connection exists) by then.
         std::this_thread::sleep_for(std::chrono::milliseconds(300 + 50 * me));
         const int v = me * 3 + 1;
         RT_OK(rdmx_send(ctx, &v, sizeof(v), 0, kTagFirst));
+        // Only rank 0 was used (the send completed, so that connection is up).
+        RT_CHECK(rc_connections(ctx) == 1, "%llu rc connections after talking to rank 0 alone",
+                 static_cast<unsigned long long>(rc_connections(ctx)));
     }
     std::printf("lazy anysource: rank %d OK\n", me);
 }
@@ -164,6 +182,11 @@ void peerlost(rdmx_context_h ctx) {
 void bringup(rdmx_context_h ctx, double init_s) {
     const int me = rdmx_rank(ctx), n = rdmx_size(ctx);
     const size_t peers = static_cast<size_t>(n);
+    const char *mode = std::getenv("RDMX_CONNECT");
+    const bool lazy = mode != nullptr && std::string(mode) == "lazy";
+    const uint64_t up = rc_connections(ctx);
+    RT_CHECK(up == (lazy ? 0u : peers - 1), "%llu rc connections after rdmx_init (RDMX_CONNECT=%s)",
+             static_cast<unsigned long long>(up), mode ? mode : "mesh");
     std::vector<uint8_t> out(peers), in(peers, 0);
     std::vector<rdmx_request_h> reqs;
     const double t0 = now_s();
@@ -184,7 +207,6 @@ void bringup(rdmx_context_h ctx, double init_s) {
         RT_CHECK(p == me || in[static_cast<size_t>(p)] == static_cast<uint8_t>(p * 7 + me), "byte from %d", p);
     double mine[2] = {init_s, exch_s}, worst[2] = {0, 0};
     RT_OK(rdmx_allreduce(ctx, mine, worst, 2, RDMX_DOUBLE, RDMX_MAX));
-    const char *mode = std::getenv("RDMX_CONNECT");
     if (me == 0)
         std::printf("lazy bringup: RDMX_CONNECT=%s np %d: init %.1f ms, first exchange with every peer %.1f ms, "
                     "sum %.1f ms (slowest rank)\n", mode ? mode : "mesh", n, worst[0] * 1e3, worst[1] * 1e3,
