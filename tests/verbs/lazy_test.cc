@@ -106,9 +106,6 @@ void crossed(rdmx_context_h ctx) {
 
 void anysource(rdmx_context_h ctx) {
     const int me = rdmx_rank(ctx), n = rdmx_size(ctx);
-    // Lazy really is lazy: nothing is connected before the first use.
-    RT_CHECK(rc_connections(ctx) == 0, "%llu rc connections right after rdmx_init",
-             static_cast<unsigned long long>(rc_connections(ctx)));
     if (me == 0) {
         const size_t peers = static_cast<size_t>(n - 1);
         std::vector<int> in(peers, -1);
@@ -131,7 +128,8 @@ void anysource(rdmx_context_h ctx) {
         std::this_thread::sleep_for(std::chrono::milliseconds(300 + 50 * me));
         const int v = me * 3 + 1;
         RT_OK(rdmx_send(ctx, &v, sizeof(v), 0, kTagFirst));
-        // Only rank 0 was used (the send completed, so that connection is up).
+        // Lazy really is lazy: only rank 0 was used (the send completed, so
+        // that connection is up), and nobody dials a rank that only sends.
         RT_CHECK(rc_connections(ctx) == 1, "%llu rc connections after talking to rank 0 alone",
                  static_cast<unsigned long long>(rc_connections(ctx)));
     }
@@ -184,8 +182,10 @@ void bringup(rdmx_context_h ctx, double init_s) {
     const size_t peers = static_cast<size_t>(n);
     const char *mode = std::getenv("RDMX_CONNECT");
     const bool lazy = mode != nullptr && std::string(mode) == "lazy";
+    // A mesh is whole after rdmx_init. (Lazy: peers that left rdmx_init
+    // first may have connected to this rank already, so no count holds.)
     const uint64_t up = rc_connections(ctx);
-    RT_CHECK(up == (lazy ? 0u : peers - 1), "%llu rc connections after rdmx_init (RDMX_CONNECT=%s)",
+    RT_CHECK(lazy || up == peers - 1, "%llu rc connections after rdmx_init (RDMX_CONNECT=%s)",
              static_cast<unsigned long long>(up), mode ? mode : "mesh");
     std::vector<uint8_t> out(peers), in(peers, 0);
     std::vector<rdmx_request_h> reqs;
