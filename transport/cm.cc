@@ -27,7 +27,13 @@ constexpr uint8_t kRnrRetryCount = 7;
 // and duplicate READ requests are where soft RoCE is weakest; a dead peer
 // still surfaces within 7 retries (~17 s, under RDMX_PEER_TIMEOUT).
 constexpr uint8_t kAckTimeout = 19;
-constexpr uint64_t kRefusalLogIntervalNs = 1000000000ull;  // at most one refusal line (plus a count) per second
+constexpr uint64_t kRefusalLogIntervalNs = 1000000000ull;
+// Lazy: a rank listens before it publishes its address, so a peer whose
+// address keeps refusing at the transport (nobody listening) has exited.
+// This many refusals in a row (about 0.3 s of backoff) lose it, rather than
+// retrying until RDMX_CONNECT_TIMEOUT; one could be a listen backlog
+// overflowing.
+constexpr int kLazyRefusalsLost = 5;  // at most one refusal line (plus a count) per second
 // No verb reports a device's inline limit before a QP exists, and devices
 // refuse a QP asking for more (EINVAL/ENOMEM): the request is halved down to
 // this floor (a message header) before giving up on inline data altogether.
@@ -179,7 +185,7 @@ void ConnManager::give_up(Endpoint &ep, rdmx_status_t st, const char *why) {
     }
     bury(ep);
     ep.wanted = false;
-    if (on_peer_lost) on_peer_lost(ep.peer, st);
+    if (on_peer_lost) on_peer_lost(ep.peer, st, "could not connect");
 }
 
 // Not connected yet (nor lost): a lazy failure here is retried, not a loss.
@@ -396,6 +402,7 @@ void ConnManager::on_established(Endpoint &ep, const rdma_cm_event *ev) {
     if (ep.state == ConnState::kConnected) return;  // COMM_EST got there first
     ep.set_state(ConnState::kConnected);
     ep.wanted = false;
+    ep.refused = 0;
 }
 
 void ConnManager::on_rejected(Endpoint &ep, const rdma_cm_event *ev) {
@@ -416,6 +423,12 @@ void ConnManager::on_rejected(Endpoint &ep, const rdma_cm_event *ev) {
     // ev->status is a transport reject reason, not an errno.
     char why[96];
     std::snprintf(why, sizeof(why), "rejected by the transport (reject reason %d)", ev->status);
+    if (p_.lazy && !bringing_up_ && ++ep.refused >= kLazyRefusalsLost) {
+        bury(ep);
+        std::snprintf(why, sizeof(why), "%d connects in a row refused by the transport (nobody listens: exited?)",
+                      ep.refused);
+        return give_up(ep, RDMX_ERR_PEER_LOST, why);
+    }
     backoff(ep, why);
 }
 
@@ -455,7 +468,7 @@ void ConnManager::on_disconnected(Endpoint &ep) {
     RDMX_INFO("cm: peer %d (%s) disconnected (finished, exited or link lost)", ep.peer, ep.addr.c_str());
     (void)vx::disconnect(ep.id.get());
     ep.set_state(ConnState::kFailed);
-    if (on_peer_lost) on_peer_lost(ep.peer, RDMX_ERR_PEER_LOST);
+    if (on_peer_lost) on_peer_lost(ep.peer, RDMX_ERR_PEER_LOST, "disconnected");
 }
 
 // Device-wide events arrive on every id of the device, the listening id

@@ -32,7 +32,7 @@ struct MeshParams {
 
 class ConnManager {
 public:
-    using PeerLostFn = std::function<void(int peer, rdmx_status_t why)>;
+    using PeerLostFn = std::function<void(int peer, rdmx_status_t why, const char *reason)>;
     using QpEventFn = std::function<void()>;
 
     ConnManager() = default;

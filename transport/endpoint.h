@@ -59,6 +59,7 @@ struct Endpoint {
     // peer (a send, a receive naming it), and by when it must be connected.
     bool wanted = false;
     uint64_t connect_deadline_ns = 0;
+    int refused = 0;              // transport refusals (nobody listening) in a row
     const char *last_event = "none";
     int last_status = 0;
 

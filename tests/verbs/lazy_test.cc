@@ -121,13 +121,18 @@ void anysource(rdmx_context_h ctx) {
             ++seen[static_cast<size_t>(info[i].source)];
         }
         for (int p = 1; p < n; ++p) RT_CHECK(seen[static_cast<size_t>(p)] == 1, "%d messages from %d", seen[static_cast<size_t>(p)], p);
+        // Every sender waits for the answer below, so all are still connected.
         RT_CHECK(rc_connections(ctx) == peers, "%llu rc connections, want %zu",
                  static_cast<unsigned long long>(rc_connections(ctx)), peers);
+        for (int p = 1; p < n; ++p) RT_OK(rdmx_send(ctx, &p, sizeof(p), p, kTagOrder));
     } else {
         // Late: rank 0's receives are posted (and no connection exists) by then.
         std::this_thread::sleep_for(std::chrono::milliseconds(300 + 50 * me));
         const int v = me * 3 + 1;
         RT_OK(rdmx_send(ctx, &v, sizeof(v), 0, kTagFirst));
+        int back = -1;
+        RT_OK(rdmx_recv(ctx, &back, sizeof(back), 0, kTagOrder, nullptr));
+        RT_CHECK(back == me, "rank 0 answered %d", back);
         // Lazy really is lazy: only rank 0 was used (the send completed, so
         // that connection is up), and nobody dials a rank that only sends.
         RT_CHECK(rc_connections(ctx) == 1, "%llu rc connections after talking to rank 0 alone",
