@@ -27,13 +27,13 @@ constexpr uint8_t kRnrRetryCount = 7;
 // and duplicate READ requests are where soft RoCE is weakest; a dead peer
 // still surfaces within 7 retries (~17 s, under RDMX_PEER_TIMEOUT).
 constexpr uint8_t kAckTimeout = 19;
-constexpr uint64_t kRefusalLogIntervalNs = 1000000000ull;
+constexpr uint64_t kRefusalLogIntervalNs = 1000000000ull;  // at most one refusal line (plus a count) per second
 // Lazy: a rank listens before it publishes its address, so a peer whose
 // address keeps refusing at the transport (nobody listening) has exited.
 // This many refusals in a row (about 0.3 s of backoff) lose it, rather than
 // retrying until RDMX_CONNECT_TIMEOUT; one could be a listen backlog
 // overflowing.
-constexpr int kLazyRefusalsLost = 5;  // at most one refusal line (plus a count) per second
+constexpr int kLazyRefusalsLost = 5;
 // No verb reports a device's inline limit before a QP exists, and devices
 // refuse a QP asking for more (EINVAL/ENOMEM): the request is halved down to
 // this floor (a message header) before giving up on inline data altogether.
@@ -361,6 +361,7 @@ void ConnManager::on_connect_request(CmEvent &ev) {
     case RequestVerdict::kAcceptDropOwn:  // crossed: the lower rank's connection wins, ours is dropped
         RDMX_DEBUG("cm: peer %d: crossed connects, accepting the lower rank's", ep.peer);
         bury(ep);
+        ep.set_state(ConnState::kIdle);  // if the accept below fails, a retry starts from here
         break;
     case RequestVerdict::kAccept:
         // A retry superseded the first request: newest wins. It comes from the
