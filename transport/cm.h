@@ -1,6 +1,8 @@
 // Connection manager: one rdma_event_channel per context, a listening id,
-// and a full mesh of RC QPs built from RDMA CM events. The lower rank
-// connects, the higher accepts; ranks travel in the connect's private_data.
+// and RC QPs built from RDMA CM events: a full mesh inside rdmx_init
+// (connect_all: the lower rank connects, the higher accepts), or each on
+// first use (attach, want, tick: either side dials, crossed connects settled
+// by connect_rule.h). Ranks travel in the connect's private_data.
 // Every event is acked exactly once (CmEvent); ids are destroyed only after
 // their events are acked.
 #pragma once
