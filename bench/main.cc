@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace rdmxbench {
@@ -141,6 +142,16 @@ int usage_exit(Backend &be, const Options &opt, ParseResult pr, const std::strin
 
 int main(int argc, char **argv) {
   using namespace rdmxbench;
+  // connect, bringup and allpairs time and test every link: rdmx connects
+  // the full mesh inside rdmx_init for them, whatever RDMX_CONNECT says
+  // (connections made on first use would hide in the first exchange).
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "connect") == 0 || std::strcmp(argv[i], "bringup") == 0 ||
+        std::strcmp(argv[i], "allpairs") == 0) {
+      setenv("RDMX_CONNECT", "mesh", 1);
+      break;
+    }
+  }
   std::unique_ptr<Backend> be = make_backend();
   Options opt;
   const char *slash = argc > 0 ? std::strrchr(argv[0], '/') : nullptr;

@@ -222,6 +222,18 @@ static std::string show_yield(const Config::YieldMode &m) {
     return m == Config::YieldMode::kAlways ? "always" : m == Config::YieldMode::kNever ? "never" : "auto";
 }
 
+static bool parse_connect(const char *s, Config::ConnectMode *out) {
+    if (std::strcmp(s, "mesh") == 0) *out = Config::ConnectMode::kMesh;
+    else if (std::strcmp(s, "lazy") == 0) *out = Config::ConnectMode::kLazy;
+    else if (std::strcmp(s, "auto") == 0) *out = Config::ConnectMode::kAuto;
+    else return false;
+    return true;
+}
+
+static std::string show_connect(const Config::ConnectMode &m) {
+    return m == Config::ConnectMode::kLazy ? "lazy" : m == Config::ConnectMode::kAuto ? "auto" : "mesh";
+}
+
 static void load_rndv(Resolver &r, Config &c) {
     r.field<Config::RndvProto>("RDMX_RNDV_PROTO", "rendezvous protocol: get (receiver READs), put (sender WRITEs), "
                                "auto (put on soft RoCE, get elsewhere)", &c.rndv_proto, false,
@@ -410,7 +422,7 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                  u.log_level, p_int, show_int);
     r.field<std::string>("RDMX_LOG_FILE", "write the log to this file (appended) instead of stderr; %h host, %r rank, "
                          "%p pid", &log_file, false, std::string(), p_str, show_log_file);
-    r.field<double>("RDMX_CONNECT_TIMEOUT", "seconds allowed for the full-mesh bring-up", &connect_timeout,
+    r.field<double>("RDMX_CONNECT_TIMEOUT", "seconds allowed for the full-mesh bring-up, or (lazy) for one connection from its first use", &connect_timeout,
                     u.connect_timeout > 0, u.connect_timeout, parse_double, show_double);
     r.field<double>("RDMX_PEER_TIMEOUT", "seconds to wait for a peer at finalize and in transfers", &peer_timeout,
                     u.peer_timeout > 0, u.peer_timeout, parse_double, show_double);
@@ -428,6 +440,9 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     r.field<YieldMode>("RDMX_YIELD", "a spinning wait yields its CPU after each empty poll: auto (when the ranks on "
                        "this host outnumber their CPUs), always, never", &yield, false, YieldMode::kAuto,
                        parse_yield, show_yield);
+    r.field<ConnectMode>("RDMX_CONNECT", "when rc connections are made: mesh (every pair inside rdmx_init), lazy (on "
+                         "first use of a peer), auto (mesh up to 16 ranks, lazy above)", &connect, false,
+                         ConnectMode::kMesh, parse_connect, show_connect);
     load_rndv(r, *this);
     load_sm(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;

@@ -56,6 +56,16 @@ struct Config {
     // on (protocols/context.cc, decide_yield), as Open MPI's yield_when_idle.
     enum class YieldMode : uint8_t { kAuto, kAlways, kNever };
     YieldMode yield = YieldMode::kAuto;
+    // RDMX_CONNECT: when rc connections are made. mesh: every pair inside
+    // rdmx_init; lazy: on first use (a send to a peer, or a receive naming
+    // it); auto: mesh up to kConnectAutoMeshMax rc ranks, lazy above.
+    enum class ConnectMode : uint8_t { kMesh, kLazy, kAuto };
+    ConnectMode connect = ConnectMode::kMesh;
+    // auto's threshold in job ranks (docs/configuration.md: how it was chosen).
+    static constexpr int kConnectAutoMeshMax = 16;
+    bool lazy_connect(int job_size) const {
+        return connect == ConnectMode::kLazy || (connect == ConnectMode::kAuto && job_size > kConnectAutoMeshMax);
+    }
     // Rendezvous.
     enum class RndvProto : uint8_t { kAuto, kGet, kPut };
     RndvProto rndv_proto = RndvProto::kAuto;  // RDMX_RNDV_PROTO: get (RDMA READ), put (RDMA WRITE)

@@ -17,6 +17,7 @@ const char *reject_reason_name(RejectReason r) {
     case RejectReason::kResources: return "out of resources";
     case RejectReason::kShuttingDown: return "shutting down";
     case RejectReason::kAddressMismatch: return "source address is not the one that rank published";
+    case RejectReason::kCrossed: return "crossed connects (the lower rank's connection is used)";
     }
     return "unknown reason";
 }

@@ -50,6 +50,8 @@ enum class RejectReason : uint16_t {
     kNone = 0, kBadMagic = 1, kBadVersion = 2, kBadJobKey = 3, kShortData = 4, kRankOutOfRange = 5,
     kDuplicateRank = 6, kWrongDirection = 7, kResources = 8, kShuttingDown = 9,
     kAddressMismatch = 10,  // the request's source is not the address its rank published
+    kCrossed = 11,          // lazy connect: both sides dialled at once; the lower rank's connection wins,
+                            // so the higher rank waits for it (not a failure)
 };
 const char *reject_reason_name(RejectReason r);
 

@@ -1,7 +1,9 @@
 // The public C API: argument checks (a log line naming the argument), then
 // the engine under the context lock. No exception crosses this boundary.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -366,10 +368,20 @@ rdmx_status_t rdmx_get_stats(rdmx_context_h handle, rdmx_stats_t *stats) {
     if (rdmx_status_t st = check_handle("rdmx_get_stats", handle, &h)) return st;
     Ctx *ctx = h.c;
     if (stats == nullptr) RDMX_BAD_ARG("rdmx_get_stats: stats is NULL");
-    if (stats->struct_size < sizeof(rdmx_stats_t))
+    // The struct grows at the end: a caller built against an older header
+    // passes a smaller struct_size and gets the fields it knows.
+    constexpr size_t kFirstVersion = offsetof(rdmx_stats_t, rc_connections);
+    if (stats->struct_size < kFirstVersion)
         RDMX_BAD_ARG("rdmx_get_stats: stats->struct_size is %zu (call rdmx_stats_init first)", stats->struct_size);
-    std::lock_guard<rdmx::SpinLock> g(ctx->lock);
-    if (ctx->rc) ctx->rc->fill_stats(stats);
+    rdmx_stats_t all;
+    rdmx_stats_init(&all);
+    {
+        std::lock_guard<rdmx::SpinLock> g(ctx->lock);
+        if (ctx->rc) ctx->rc->fill_stats(&all);
+    }
+    const size_t n = std::min(stats->struct_size, sizeof(all));
+    std::memcpy(reinterpret_cast<char *>(stats) + sizeof(size_t), reinterpret_cast<const char *>(&all) + sizeof(size_t),
+                n - sizeof(size_t));
     return RDMX_OK;
 }
 

@@ -232,8 +232,12 @@ rdmx_status_t open_lanes(Ctx *c) {
         n_sm += p.t != nullptr && p.t->kind() == TransportKind::kSm;
         n_rc += p.t != nullptr && p.t->kind() == TransportKind::kRc;
     }
-    RDMX_INFO("lanes of %d ranks up: %zu peer(s) over sm, %zu over rc (full mesh in %.3f s)", c->size, n_sm, n_rc,
-              c->connect_seconds);
+    if (n_rc > 0 && c->cfg.lazy_connect(c->size))
+        RDMX_INFO("lanes of %d ranks up: %zu peer(s) over sm, %zu over rc (connected on first use, RDMX_CONNECT)",
+                  c->size, n_sm, n_rc);
+    else
+        RDMX_INFO("lanes of %d ranks up: %zu peer(s) over sm, %zu over rc (full mesh in %.3f s)", c->size, n_sm, n_rc,
+                  c->connect_seconds);
     return RDMX_OK;
 }
 

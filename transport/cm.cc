@@ -8,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/log.h"
+#include "transport/connect_rule.h"
 
 namespace rdmx {
 
@@ -27,10 +28,30 @@ constexpr uint8_t kRnrRetryCount = 7;
 // still surfaces within 7 retries (~17 s, under RDMX_PEER_TIMEOUT).
 constexpr uint8_t kAckTimeout = 19;
 constexpr uint64_t kRefusalLogIntervalNs = 1000000000ull;  // at most one refusal line (plus a count) per second
+// Lazy: a rank listens before it publishes its address, so a peer whose
+// address keeps refusing at the transport (nobody listening) has exited.
+// This many refusals in a row (about 0.3 s of backoff) lose it, rather than
+// retrying until RDMX_CONNECT_TIMEOUT; one could be a listen backlog
+// overflowing.
+constexpr int kLazyRefusalsLost = 5;
 // No verb reports a device's inline limit before a QP exists, and devices
 // refuse a QP asking for more (EINVAL/ENOMEM): the request is halved down to
 // this floor (a message header) before giving up on inline data altogether.
 constexpr uint32_t kMinInlineTried = sizeof(wire::MsgHdr);
+
+// An endpoint's state as the crossing rule (connect_rule.h) sees it.
+PeerConn peer_conn(ConnState s) {
+    switch (s) {
+    case ConnState::kIdle:
+    case ConnState::kBackoff: return PeerConn::kNone;
+    case ConnState::kResolvingAddr:
+    case ConnState::kResolvingRoute:
+    case ConnState::kConnecting: return PeerConn::kDialing;
+    case ConnState::kAwaitPeer: return PeerConn::kAwaiting;
+    case ConnState::kAccepting: return PeerConn::kAccepting;
+    default: return PeerConn::kUp;  // connected, closing or lost
+    }
+}
 }  // namespace
 
 // Runs after the owner destroyed the QPs, CQ, SRQ, MRs and PD: ids go last,
@@ -153,13 +174,37 @@ void ConnManager::fail(Endpoint &ep, rdmx_status_t st, const char *why) {
     ep.set_state(ConnState::kFailed);
 }
 
-void ConnManager::start_connect(Endpoint &ep) {
-    rdma_cm_id *id = nullptr;
-    if (int e = vx::create_id(channel_.get(), &id, &ep)) {
-        fail(ep, RDMX_ERR_CONNECT, strerror(e));
+// During the mesh bring-up a connection that cannot be made fails the whole
+// bring-up (connect_all returns); a lazy one loses that peer alone, and what
+// waits for it fails through on_peer_lost.
+void ConnManager::give_up(Endpoint &ep, rdmx_status_t st, const char *why) {
+    fail(ep, st, why);
+    if (bringing_up_ || !p_.lazy) {
         fatal_ = true;
         return;
     }
+    bury(ep);
+    ep.wanted = false;
+    if (on_peer_lost) on_peer_lost(ep.peer, st, "could not connect");
+}
+
+// Not connected yet (nor lost): a lazy failure here is retried, not a loss.
+bool ConnManager::never_connected(const Endpoint &ep) const {
+    switch (ep.state) {
+    case ConnState::kIdle:
+    case ConnState::kResolvingAddr:
+    case ConnState::kResolvingRoute:
+    case ConnState::kConnecting:
+    case ConnState::kAccepting:
+    case ConnState::kBackoff:
+    case ConnState::kAwaitPeer: return true;
+    default: return false;
+    }
+}
+
+void ConnManager::start_connect(Endpoint &ep) {
+    rdma_cm_id *id = nullptr;
+    if (int e = vx::create_id(channel_.get(), &id, &ep)) return give_up(ep, RDMX_ERR_CONNECT, strerror(e));
     ep.id.reset(id);
     ++ep.attempts;
     sockaddr_in src = bound_addr();
@@ -188,10 +233,7 @@ void ConnManager::on_addr_resolved(Endpoint &ep) {
 }
 
 void ConnManager::on_route_resolved(Endpoint &ep) {
-    if (!setup_qp(ep, ep.id.get())) {
-        fatal_ = true;
-        return fail(ep, RDMX_ERR_DEVICE, "cannot create the QP");
-    }
+    if (!setup_qp(ep, ep.id.get())) return give_up(ep, RDMX_ERR_DEVICE, "cannot create the QP");
     wire::ConnectPriv cp{wire::kMagic, wire::kVersion, sizeof(wire::ConnectPriv), p_.job_key,
                          static_cast<uint32_t>(p_.rank), static_cast<uint32_t>(ep.peer),
                          p_.credit_slots->addr(ep.peer), p_.credit_slots->rkey(ep.peer), p_.credits};
@@ -244,7 +286,7 @@ void ConnManager::log_refusal_summary(uint64_t now) {
 
 void ConnManager::reject(rdma_cm_id *id, wire::RejectReason r, const char *detail) {
     RDMX_DEBUG("cm: refusing a connect request: %s (%s)", wire::reject_reason_name(r), detail);
-    log_refusal(id, r, detail);
+    if (r != wire::RejectReason::kCrossed) log_refusal(id, r, detail);  // crossing is routine, not a refusal
     wire::RejectPriv rp{wire::kMagic, wire::kVersion, static_cast<uint16_t>(r)};
     (void)vx::reject(id, &rp, sizeof(rp));
     graveyard_.push_back(id);  // a connect request's id is ours to destroy
@@ -302,7 +344,8 @@ void ConnManager::on_connect_request(CmEvent &ev) {
     if (cp.job_key != p_.job_key) return reject(id, R::kBadJobKey, "job key differs");
     if (cp.src_rank >= static_cast<uint32_t>(p_.size) || cp.dst_rank != static_cast<uint32_t>(p_.rank))
         return reject(id, R::kRankOutOfRange, "src or dst rank out of range");
-    if (cp.src_rank >= static_cast<uint32_t>(p_.rank)) return reject(id, R::kWrongDirection, "higher rank connected");
+    if (!p_.lazy && cp.src_rank >= static_cast<uint32_t>(p_.rank))
+        return reject(id, R::kWrongDirection, "higher rank connected");
     if (!(*eps_)[cp.src_rank].served) return reject(id, R::kWrongDirection, "that rank reaches us by another transport");
     if (char got[INET6_ADDRSTRLEN]; !from_published_addr(id, cp.src_rank, got, sizeof(got))) {
         char why[128];
@@ -311,12 +354,22 @@ void ConnManager::on_connect_request(CmEvent &ev) {
         return reject(id, R::kAddressMismatch, why);
     }
     Endpoint &ep = (*eps_)[cp.src_rank];
-    if (ep.state == ConnState::kConnected || ep.state == ConnState::kFailed)
-        return reject(id, R::kDuplicateRank, "already connected");
-    // A retry superseded the first request: newest wins. It comes from the
-    // address that rank published (checked above), so it is that rank's or
-    // its host's, not any job member's.
-    if (ep.state == ConnState::kAccepting) bury(ep);
+    switch (judge_request(p_.lazy, p_.rank, static_cast<int>(cp.src_rank), peer_conn(ep.state))) {
+    case RequestVerdict::kRejectDuplicate: return reject(id, R::kDuplicateRank, "already connected");
+    case RequestVerdict::kRejectDirection: return reject(id, R::kWrongDirection, "higher rank connected");
+    case RequestVerdict::kRejectCrossed: return reject(id, R::kCrossed, "our own connect to that rank is under way");
+    case RequestVerdict::kAcceptDropOwn:  // crossed: the lower rank's connection wins, ours is dropped
+        RDMX_DEBUG("cm: peer %d: crossed connects, accepting the lower rank's", ep.peer);
+        bury(ep);
+        ep.set_state(ConnState::kIdle);  // if the accept below fails, a retry starts from here
+        break;
+    case RequestVerdict::kAccept:
+        // A retry superseded the first request: newest wins. It comes from the
+        // address that rank published (checked above), so it is that rank's or
+        // its host's, not any job member's.
+        if (ep.state == ConnState::kAccepting) bury(ep);
+        break;
+    }
     if (!setup_qp(ep, id)) return reject(id, R::kResources, "QP creation failed");
     ep.id.reset(id);
     id->context = &ep;
@@ -342,43 +395,54 @@ void ConnManager::on_established(Endpoint &ep, const rdma_cm_event *ev) {
         wire::AcceptPriv ap{};
         auto de = wire::decode_accept(ev->param.conn.private_data, ev->param.conn.private_data_len, &ap);
         if (de != wire::DecodeError::kOk || ap.job_key != p_.job_key ||
-            ap.src_rank != static_cast<uint32_t>(ep.peer)) {
-            fatal_ = true;
-            return fail(ep, RDMX_ERR_CONNECT, "accept private_data invalid (another job on that address?)");
-        }
+            ap.src_rank != static_cast<uint32_t>(ep.peer))
+            return give_up(ep, RDMX_ERR_CONNECT, "accept private_data invalid (another job on that address?)");
         record_credits(ep, ap.credit_addr, ap.credit_rkey, ap.credits);
         ep.max_rd_atomic = ev->param.conn.initiator_depth > 0 ? ev->param.conn.initiator_depth : 1;
     }
     if (ep.state == ConnState::kConnected) return;  // COMM_EST got there first
     ep.set_state(ConnState::kConnected);
+    ep.wanted = false;
+    ep.refused = 0;
 }
 
 void ConnManager::on_rejected(Endpoint &ep, const rdma_cm_event *ev) {
     wire::RejectPriv rp{};
     if (wire::decode_reject(ev->param.conn.private_data, ev->param.conn.private_data_len, &rp) ==
         wire::DecodeError::kOk) {
+        bury(ep);
+        if (p_.lazy && rp.reason == static_cast<uint16_t>(wire::RejectReason::kCrossed)) {
+            ep.set_state(ConnState::kAwaitPeer);  // the lower rank's request is on its way
+            return;
+        }
         char why[160];
         std::snprintf(why, sizeof(why), "connect refused by the peer: %s",
                       wire::reject_reason_name(static_cast<wire::RejectReason>(rp.reason)));
-        bury(ep);
-        fatal_ = true;
-        return fail(ep, RDMX_ERR_CONNECT, why);
+        return give_up(ep, RDMX_ERR_CONNECT, why);
     }
     // No rdmx reason: the transport refused (e.g. nobody listening yet).
     // ev->status is a transport reject reason, not an errno.
     char why[96];
     std::snprintf(why, sizeof(why), "rejected by the transport (reject reason %d)", ev->status);
+    if (p_.lazy && !bringing_up_ && ++ep.refused >= kLazyRefusalsLost) {
+        bury(ep);
+        std::snprintf(why, sizeof(why), "%d connects in a row refused by the transport (nobody listens: exited?)",
+                      ep.refused);
+        return give_up(ep, RDMX_ERR_PEER_LOST, why);
+    }
     backoff(ep, why);
 }
 
 void ConnManager::on_transient(Endpoint &ep, const rdma_cm_event *ev) {
-    if (!bringing_up_) {  // after bring-up nothing retries: the connection is gone
+    const bool lazy_retry = p_.lazy && never_connected(ep);  // lazy: retried until the deadline
+    if (!bringing_up_ && !lazy_retry) {  // after bring-up nothing retries: the connection is gone
         if (ep.state == ConnState::kFailed) return;  // known already (CM timeouts repeat)
         RDMX_WARN("cm: peer %d (%s): %s (status %d) after bring-up: the connection is lost", ep.peer,
                   ep.addr.c_str(), rdma_event_str(ev->event), ev->status);
         return on_disconnected(ep);
     }
-    if (ep.peer > p_.rank) {  // passive side: the active peer retries with a new request
+    if (ep.state == ConnState::kAccepting || (!p_.lazy && ep.peer > p_.rank)) {
+        // passive side: the active peer retries with a new request
         bury(ep);
         ep.set_state(ConnState::kIdle);
         return;
@@ -400,11 +464,12 @@ void ConnManager::on_disconnected(Endpoint &ep) {
         return;
     }
     if (bringing_up_) return backoff(ep, "disconnected during bring-up");
+    if (p_.lazy && never_connected(ep)) return backoff(ep, "disconnected before it was up");
     if (ep.error == 0) ep.error = RDMX_ERR_PEER_LOST;  // a first cause (e.g. PROTOCOL) stays
     RDMX_INFO("cm: peer %d (%s) disconnected (finished, exited or link lost)", ep.peer, ep.addr.c_str());
     (void)vx::disconnect(ep.id.get());
     ep.set_state(ConnState::kFailed);
-    if (on_peer_lost) on_peer_lost(ep.peer, RDMX_ERR_PEER_LOST);
+    if (on_peer_lost) on_peer_lost(ep.peer, RDMX_ERR_PEER_LOST, "disconnected");
 }
 
 // Device-wide events arrive on every id of the device, the listening id
@@ -566,11 +631,73 @@ rdmx_status_t ConnManager::connect_all(const MeshParams &p, Device &dev, Iface &
     return RDMX_OK;
 }
 
+void ConnManager::attach(const MeshParams &p, Device &dev, Iface &iface, std::vector<Endpoint> &eps,
+                         const std::vector<sockaddr_in> &addrs) {
+    p_ = p;
+    dev_ = &dev;
+    iface_ = &iface;
+    eps_ = &eps;
+    addrs_ = &addrs;
+    wanted_.reserve(eps.size());
+}
+
+// First use of a peer in lazy mode: the deadline starts now, and the
+// connection too unless kMaxInFlight attempts are under way (tick starts it).
+void ConnManager::start_wanted(Endpoint &ep) {
+    if (!ep.served || eps_ == nullptr) return;
+    if (!ep.wanted) {
+        ep.wanted = true;
+        ep.connect_deadline_ns = now_ns() + static_cast<uint64_t>(p_.timeout * 1e9);
+        wanted_.push_back(ep.peer);
+        RDMX_DEBUG("cm: peer %d (%s): first use, connecting on demand", ep.peer, ep.addr.c_str());
+    }
+    int in_flight = 0;
+    for (int peer : wanted_) in_flight += peer_conn((*eps_)[static_cast<size_t>(peer)].state) == PeerConn::kDialing;
+    if (in_flight < kMaxInFlight) start_connect(ep);
+}
+
+// Visits only the peers wanted and not yet connected: connected ones leave
+// the list here, so the cost follows the connections under way.
+void ConnManager::tick() {
+    if (eps_ == nullptr || finalizing_) return;
+    const uint64_t now = now_ns();
+    int in_flight = 0;
+    for (int peer : wanted_) in_flight += peer_conn((*eps_)[static_cast<size_t>(peer)].state) == PeerConn::kDialing;
+    for (size_t i = 0; i < wanted_.size();) {
+        Endpoint &ep = (*eps_)[static_cast<size_t>(wanted_[i])];
+        if (ep.wanted && ep.state != ConnState::kConnected && ep.state != ConnState::kFailed &&
+            now >= ep.connect_deadline_ns) {
+            char why[128];
+            std::snprintf(why, sizeof(why), "not connected within RDMX_CONNECT_TIMEOUT (%.1f s) of its first use",
+                          p_.timeout);
+            give_up(ep, RDMX_ERR_PEER_LOST, why);
+        }
+        if (!ep.wanted || ep.state == ConnState::kConnected || ep.state == ConnState::kFailed) {
+            ep.wanted = false;
+            wanted_[i] = wanted_.back();
+            wanted_.pop_back();
+            continue;
+        }
+        const bool due = ep.state == ConnState::kIdle || (ep.state == ConnState::kBackoff && now >= ep.retry_at_ns);
+        if (due && in_flight < kMaxInFlight) {
+            start_connect(ep);
+            ++in_flight;
+        }
+        ++i;
+    }
+}
+
 void ConnManager::disconnect_all(double timeout) {
     if (!channel_ || eps_ == nullptr) return;
     finalizing_ = true;
     for (Endpoint &ep : *eps_) {
         if (!ep.id) continue;
+        // Lazy: a connection still being made is dropped with its id; no
+        // DISCONNECTED is awaited from a peer that may never have answered.
+        if (p_.lazy && never_connected(ep)) {
+            ep.set_state(ConnState::kClosed);
+            continue;
+        }
         if (ep.state == ConnState::kConnected || ep.state == ConnState::kAccepting ||
             ep.state == ConnState::kConnecting || ep.state == ConnState::kFailed) {
             if (vx::disconnect(ep.id.get()) == 0 && ep.state != ConnState::kFailed)

@@ -1,6 +1,8 @@
 // Connection manager: one rdma_event_channel per context, a listening id,
-// and a full mesh of RC QPs built from RDMA CM events. The lower rank
-// connects, the higher accepts; ranks travel in the connect's private_data.
+// and RC QPs built from RDMA CM events: a full mesh inside rdmx_init
+// (connect_all: the lower rank connects, the higher accepts), or each on
+// first use (attach, want, tick: either side dials, crossed connects settled
+// by connect_rule.h). Ranks travel in the connect's private_data.
 // Every event is acked exactly once (CmEvent); ids are destroyed only after
 // their events are acked.
 #pragma once
@@ -26,12 +28,13 @@ struct MeshParams {
     uint32_t sq_depth = 128;
     uint32_t max_inline = 0;       // requested; the QP's real value is stored back
     const CreditSlots *credit_slots = nullptr;  // peer i writes slot i, through its own rkey
-    double timeout = 60.0;
+    double timeout = 60.0;         // mesh: the whole bring-up; lazy: one connection from its first use
+    bool lazy = false;             // connect on demand (want), not all at once
 };
 
 class ConnManager {
 public:
-    using PeerLostFn = std::function<void(int peer, rdmx_status_t why)>;
+    using PeerLostFn = std::function<void(int peer, rdmx_status_t why, const char *reason)>;
     using QpEventFn = std::function<void()>;
 
     ConnManager() = default;
@@ -49,6 +52,16 @@ public:
     // Connects every pair; returns when all are CONNECTED or fails by the deadline.
     rdmx_status_t connect_all(const MeshParams &p, Device &dev, Iface &iface, std::vector<Endpoint> &eps,
                               const std::vector<sockaddr_in> &addrs);
+    // Lazy mode: takes the parameters connect_all would, connects nothing.
+    void attach(const MeshParams &p, Device &dev, Iface &iface, std::vector<Endpoint> &eps,
+                const std::vector<sockaddr_in> &addrs);
+    // Lazy mode: something waits for `ep`; starts connecting if nothing has.
+    // Cheap when called again (every send retry asks).
+    void want(Endpoint &ep) {
+        if (ep.state == ConnState::kIdle && !finalizing_) start_wanted(ep);
+    }
+    // Lazy mode, from housekeeping: retries due, deadlines passed.
+    void tick();
     // Non-blocking: handles whatever CM events are pending (after bring-up).
     int poll_events();
     // Data reached a passive QP before ESTABLISHED: tell the CM (rdma_notify).
@@ -75,6 +88,9 @@ private:
     void on_transient(Endpoint &ep, const rdma_cm_event *ev);
     void on_disconnected(Endpoint &ep);
     void start_connect(Endpoint &ep);
+    void start_wanted(Endpoint &ep);
+    void give_up(Endpoint &ep, rdmx_status_t st, const char *why);
+    bool never_connected(const Endpoint &ep) const;
     void backoff(Endpoint &ep, const char *why);
     bool setup_qp(Endpoint &ep, rdma_cm_id *id);
     void fail(Endpoint &ep, rdmx_status_t st, const char *why);
@@ -103,6 +119,7 @@ private:
     // flood from outside the job must not turn into a flood of log writes).
     uint64_t refusal_logged_ns_ = 0;    // when the last refusal line was written
     uint64_t refusals_unlogged_ = 0;    // refused since, not logged one by one
+    std::vector<int> wanted_;           // lazy: peers wanted and not yet connected (Endpoint::wanted)
     std::vector<rdma_cm_id *> graveyard_;  // destroyed after the current event is acked
     EventChannelHandle channel_;
     CmIdHandle listen_id_;

@@ -12,6 +12,7 @@ const char *conn_state_name(ConnState s) {
     case ConnState::kConnecting: return "CONNECTING";
     case ConnState::kAccepting: return "ACCEPTING";
     case ConnState::kBackoff: return "BACKOFF";
+    case ConnState::kAwaitPeer: return "AWAIT_PEER";
     case ConnState::kConnected: return "CONNECTED";
     case ConnState::kDisconnecting: return "DISCONNECTING";
     case ConnState::kClosed: return "CLOSED";

@@ -16,6 +16,7 @@ enum class ConnState : uint8_t {
     kConnecting,      // active: rdma_connect issued
     kAccepting,       // passive: rdma_accept issued
     kBackoff,         // active: a transient failure, retry at retry_at_ns
+    kAwaitPeer,       // lazy: our request crossed a lower rank's; its request is coming (connect_rule.h)
     kConnected,       // ESTABLISHED (or COMM_EST notified)
     kDisconnecting,   // rdma_disconnect issued
     kClosed,          // DISCONNECTED seen, resources may go
@@ -54,6 +55,11 @@ struct Endpoint {
     uint32_t qp_num = 0;
     int attempts = 0;
     uint64_t retry_at_ns = 0;
+    // Lazy connection (RDMX_CONNECT=lazy): something here waits for this
+    // peer (a send, a receive naming it), and by when it must be connected.
+    bool wanted = false;
+    uint64_t connect_deadline_ns = 0;
+    int refused = 0;              // transport refusals (nobody listening) in a row
     const char *last_event = "none";
     int last_status = 0;
 

@@ -16,6 +16,10 @@ namespace rdmx {
 // grant (the peer's SRQ holds more buffers than all credits granted).
 bool RcTransport::can_send(int peer, size_t body_len, bool ctrl, unsigned extra) {
     Endpoint &ep = eps_[static_cast<size_t>(peer)];
+    if (lazy_ && !ep.usable()) {  // not connected yet: start it; the engine queues the send meanwhile
+        cm_.want(ep);
+        return false;
+    }
     if (!ctrl && ep.tx_credits() == 0) {
         if (ep.grant_forged && !ep.forged_reported) {
             ep.forged_reported = true;

@@ -165,9 +165,9 @@ void RcTransport::drain_cq() {
 void RcTransport::set_cm_hooks() {
     if (hooks_set_) return;
     hooks_set_ = true;
-    cm_.on_peer_lost = [this](int peer, rdmx_status_t why) {
+    cm_.on_peer_lost = [this](int peer, rdmx_status_t why, const char *reason) {
         drain_cq();
-        fail_peer(peer, why, "disconnected");
+        fail_peer(peer, why, reason);
     };
     cm_.on_device_removal = [this]() { fail_device(RDMX_ERR_DEVICE); };
 }
@@ -191,6 +191,10 @@ int RcTransport::progress(bool housekeeping) {
     if (housekeeping) {
         set_cm_hooks();
         n += cm_.poll_events();
+        if (lazy_) {
+            cm_.tick();
+            max_inline_ = dev_.max_inline();  // the smallest any QP got so far (0 before the first)
+        }
         handle_async();
         keepalive();
     }

@@ -145,7 +145,22 @@ rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::
     mp.max_inline = kInlineWanted;
     mp.credit_slots = &credit_mem_;
     mp.timeout = cfg_.connect_timeout;
+    mp.lazy = lazy_ = cfg_.lazy_connect(p_.size);
     const uint64_t t0 = now_ns();
+    if (lazy_) {
+        // Nothing to connect now: the listening id is up (open), peers dial
+        // it when they first need us, and we dial them likewise (can_send,
+        // reach). Every QP asks for the same send queue, so the longest
+        // signalling period is known without one.
+        cm_.attach(mp, dev_, iface_, eps_, addrs_);
+        *seconds = static_cast<double>(now_ns() - t0) * 1e-9;
+        low_bounce_ = Endpoint::signal_period(sq_depth_);
+        keepalive_seen_.assign(eps_.size(), ~0u);
+        owed_.reserve(eps_.size());
+        set_cm_hooks();
+        RDMX_INFO("rc: connections on demand (RDMX_CONNECT), listening at %s", sockaddr_str(cm_.bound_addr()).c_str());
+        return RDMX_OK;
+    }
     rdmx_status_t st = cm_.connect_all(mp, dev_, iface_, eps_, addrs_);
     *seconds = static_cast<double>(now_ns() - t0) * 1e-9;
     if (st != RDMX_OK) return st;

@@ -49,6 +49,9 @@ public:
     bool usable(int peer) const override { return eps_[static_cast<size_t>(peer)].usable(); }
     void close_peer(int peer, rdmx_status_t why) override;
     const char *peer_addr(int peer) const override { return eps_[static_cast<size_t>(peer)].addr.c_str(); }
+    void reach(int peer) override {
+        if (lazy_) cm_.want(eps_[static_cast<size_t>(peer)]);
+    }
     bool can_send(int peer, size_t body_len, bool ctrl, unsigned extra) override;
     bool send(int peer, const MsgOut &m, bool ctrl) override;
     void release(int peer, uint64_t token) override;
@@ -126,6 +129,7 @@ private:
     std::vector<int> owed_;            // peers granted something since return_credits last looked (Endpoint::owed)
     bool forged_ = false;              // some endpoint's credit slot held a forged grant
     bool hooks_set_ = false;
+    bool lazy_ = false;                // RDMX_CONNECT=lazy (or auto above its threshold): connect on first use
     int held_peer_ = -1;               // test hook: send completions of this peer are held
     std::vector<ibv_wc> held_wcs_;
 

@@ -100,6 +100,12 @@ public:
     virtual void close_peer(int peer, rdmx_status_t why) = 0;
     // Printable address of `peer` on this transport, for messages.
     virtual const char *peer_addr(int peer) const = 0;
+    // Something will need `peer` (a receive names it): a transport that
+    // connects on demand starts connecting, so a peer that cannot be reached
+    // fails that receive (on_peer_failed) instead of leaving it posted
+    // forever. Sends need no call: can_send starts the connection and says
+    // no until it is up, and the engine queues them meanwhile, in order.
+    virtual void reach(int peer) { (void)peer; }
 
     // ---- messages ----------------------------------------------------------
     // Room to post one message of `body_len` body bytes to `peer` now

@@ -374,6 +374,8 @@ typedef struct rdmx_stats {
     size_t rcache_peak_bytes;        /* the most rcache_bytes has been */
     size_t rcache_max_bytes;         /* the bound on rcache_bytes (RDMX_RCACHE_MAX) */
     size_t rcache_transient_bytes;   /* bytes pinned outside the cache by transfers in flight */
+    /* Added after the first version: filled when struct_size covers it. */
+    uint64_t rc_connections;         /* peers connected over rc now (RDMX_CONNECT=lazy: only those used) */
 } rdmx_stats_t;
 RDMX_API void rdmx_stats_init(rdmx_stats_t *stats);
 RDMX_API rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats);

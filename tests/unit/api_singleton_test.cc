@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -668,6 +669,25 @@ TEST(ApiStatic, StrerrorNamesEveryStatus) {
     EXPECT_EQ(names.size(), static_cast<size_t>(RDMX_INPROGRESS - RDMX_ERR_UNSUPPORTED + 1)) << "names are distinct";
     for (int s : {-13, 2, 1000, std::numeric_limits<int>::min()})
         EXPECT_NE(rdmx_strerror(static_cast<rdmx_status_t>(s)), nullptr) << s;
+}
+
+// rdmx_stats_t grows at the end: a caller built against the first version
+// (struct_size up to rcache_transient_bytes) is served the fields it knows
+// and nothing past them is written; a smaller size is refused.
+TEST_F(ApiSingleton, StatsOfAnOlderCallerAreFilledUpToItsSize) {
+    rdmx_stats_t st;
+    rdmx_stats_init(&st);
+    EXPECT_EQ(st.struct_size, sizeof(rdmx_stats_t));
+    st.rc_connections = 77;
+    ASSERT_EQ(rdmx_get_stats(ctx, &st), RDMX_OK);
+    EXPECT_EQ(st.rc_connections, 0u);  // a singleton has no rc lane
+    rdmx_stats_init(&st);
+    st.struct_size = offsetof(rdmx_stats_t, rc_connections);
+    st.rc_connections = 77;
+    ASSERT_EQ(rdmx_get_stats(ctx, &st), RDMX_OK);
+    EXPECT_EQ(st.rc_connections, 77u);
+    st.struct_size = offsetof(rdmx_stats_t, rc_connections) - 1;
+    EXPECT_EQ(rdmx_get_stats(ctx, &st), RDMX_ERR_INVALID_ARG);
 }
 
 TEST(ApiStatic, ConfigInitSetsStructSize) {

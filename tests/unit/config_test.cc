@@ -87,7 +87,7 @@ const char *const kVars[] = {"RDMX_DEVICE",       "RDMX_IFADDR",        "RDMX_EA
                              "RDMX_SQ_DEPTH",     "RDMX_TRANSPORTS",    "RDMX_NODE_ID",
                              "RDMX_SM_CMA",       "RDMX_SM_CMA_THRESH", "RDMX_SM_SLOTS",
                              "RDMX_THREADS",      "RDMX_SPIN_MAX_US",   "RDMX_YIELD",
-                             "RDMX_LOG_FILE",     "RDMX_CHECK_ARGS"};
+                             "RDMX_LOG_FILE",     "RDMX_CHECK_ARGS",    "RDMX_CONNECT"};
 
 // Clears every RDMX_* variable for the test and restores them after.
 class ConfigLoadTest : public ::testing::Test {
@@ -413,6 +413,30 @@ TEST_F(ConfigLoadTest, SharedMemoryKnobsAreValidated) {
         Config e;
         EXPECT_EQ(e.load(nullptr), RDMX_ERR_INVALID_ARG) << var << "=" << bad;
         setenv(var, keep.c_str(), 1);
+    }
+}
+
+// RDMX_CONNECT: mesh by default; auto is mesh up to the threshold, lazy above.
+TEST_F(ConfigLoadTest, ConnectModeParsesAndDecides) {
+    Config c;
+    ASSERT_EQ(c.load(nullptr), RDMX_OK);
+    EXPECT_EQ(c.connect, Config::ConnectMode::kMesh);
+    EXPECT_FALSE(c.lazy_connect(100000));
+    setenv("RDMX_CONNECT", "lazy", 1);
+    Config l;
+    ASSERT_EQ(l.load(nullptr), RDMX_OK);
+    EXPECT_EQ(l.connect, Config::ConnectMode::kLazy);
+    EXPECT_TRUE(l.lazy_connect(2));
+    EXPECT_EQ(entry(l, "RDMX_CONNECT")->value, "lazy");
+    setenv("RDMX_CONNECT", "auto", 1);
+    Config a;
+    ASSERT_EQ(a.load(nullptr), RDMX_OK);
+    EXPECT_FALSE(a.lazy_connect(Config::kConnectAutoMeshMax));
+    EXPECT_TRUE(a.lazy_connect(Config::kConnectAutoMeshMax + 1));
+    for (const char *bad : {"Lazy", "full", "mesh,lazy"}) {
+        setenv("RDMX_CONNECT", bad, 1);
+        Config e;
+        EXPECT_EQ(e.load(nullptr), RDMX_ERR_INVALID_ARG) << "RDMX_CONNECT='" << bad << "'";
     }
 }
 
