@@ -602,11 +602,7 @@ void ConnManager::retry_due() {
 
 rdmx_status_t ConnManager::connect_all(const MeshParams &p, Device &dev, Iface &iface, std::vector<Endpoint> &eps,
                                        const std::vector<sockaddr_in> &addrs) {
-    p_ = p;
-    dev_ = &dev;
-    iface_ = &iface;
-    eps_ = &eps;
-    addrs_ = &addrs;
+    attach(p, dev, iface, eps, addrs);
     Deadline deadline(p.timeout);
     pollfd pfd{channel_->fd, POLLIN, 0};
     bringing_up_ = true;
