@@ -148,7 +148,7 @@ rdmx_status_t start_recv(Ctx *c, rdmx_request *r) {
             req_complete(c, r, peer_failure(p));
             return RDMX_OK;
         }
-        if (p.t != nullptr) p.t->reach(r->bits.source);  // lazy rc: connect now, so a dead peer fails it
+        if (p.t != nullptr && p.t->on_demand()) p.t->reach(r->bits.source);  // connect now: a dead peer fails it
     }
     c->matcher.post(r);
     return RDMX_OK;

@@ -146,6 +146,7 @@ rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::
     mp.credit_slots = &credit_mem_;
     mp.timeout = cfg_.connect_timeout;
     mp.lazy = lazy_ = cfg_.lazy_connect(p_.size);
+    on_demand_ = lazy_;
     const uint64_t t0 = now_ns();
     if (lazy_) {
         // Nothing to connect now: the listening id is up (open), peers dial

@@ -49,9 +49,7 @@ public:
     bool usable(int peer) const override { return eps_[static_cast<size_t>(peer)].usable(); }
     void close_peer(int peer, rdmx_status_t why) override;
     const char *peer_addr(int peer) const override { return eps_[static_cast<size_t>(peer)].addr.c_str(); }
-    void reach(int peer) override {
-        if (lazy_) cm_.want(eps_[static_cast<size_t>(peer)]);
-    }
+    void reach(int peer) override { cm_.want(eps_[static_cast<size_t>(peer)]); }
     bool can_send(int peer, size_t body_len, bool ctrl, unsigned extra) override;
     bool send(int peer, const MsgOut &m, bool ctrl) override;
     void release(int peer, uint64_t token) override;

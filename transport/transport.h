@@ -105,7 +105,10 @@ public:
     // fails that receive (on_peer_failed) instead of leaving it posted
     // forever. Sends need no call: can_send starts the connection and says
     // no until it is up, and the engine queues them meanwhile, in order.
+    // Called only when on_demand() is true: a directed receive pays no
+    // virtual call on a transport that connected everyone at start.
     virtual void reach(int peer) { (void)peer; }
+    bool on_demand() const { return on_demand_; }
 
     // ---- messages ----------------------------------------------------------
     // Room to post one message of `body_len` body bytes to `peer` now
@@ -192,6 +195,7 @@ public:
 
 protected:
     bool idle_ = false;
+    bool on_demand_ = false;  // connects peers on first use (see reach)
 };
 
 }  // namespace rdmx

@@ -9,9 +9,10 @@
 # it, and vm0 launches, two ranks per node (pairs on a node over shared
 # memory, pairs across over rc):
 #   1. launch_job under srun --mpi=pmix: rank/size, a ring both ways;
-#   2. the same with connections on demand (RDMX_CONNECT=lazy), when the
-#      library knows the variable, and under Open MPI's mpirun inside a
-#      Slurm allocation (salloc; mpirun starts its daemons through srun);
+#   2. the same with connections on demand (RDMX_CONNECT=lazy), under
+#      srun --mpi=pmi2, as a batch job (sbatch --wait -N 2), and under
+#      Open MPI's mpirun inside a Slurm allocation (salloc; mpirun starts
+#      its daemons through srun);
 #   3. rdmx-bench bringup --verify: every pair checked alone and all at
 #      once, every byte verified; its JSON must name both hosts;
 #   4. rdmx-bench allpairs with vm0's side of the link delayed (tc netem):
@@ -82,21 +83,29 @@ step() {  # NAME REGEX COMMAND...: run, and pass when it exits 0 (or, with
     fails=$((fails + 1))
   fi
 }
-srun_2x2=(srun -N 2 --ntasks-per-node=2 --mpi=pmix -t $kStepMinutes)
-step "launch_job, 2 nodes x 2 ranks (srun --mpi=pmix)" "launch_job: 4 ranks on [^:]+: OK" \
-  "${srun_2x2[@]}" "$build/tests/launch/launch_job" SLURM_PROCID SLURM_NTASKS
-if "$build/bench/rdmx-info" 2>/dev/null | grep -q RDMX_CONNECT; then
-  step "launch_job, connections on demand (RDMX_CONNECT=lazy)" "launch_job: 4 ranks on [^:]+: OK" \
-    env RDMX_CONNECT=lazy "${srun_2x2[@]}" "$build/tests/launch/launch_job" SLURM_PROCID SLURM_NTASKS
-fi
+srun_2x2=(srun -N 2 --ntasks-per-node=2 -t $kStepMinutes)
+want_job="launch_job: 4 ranks on [^:]+: OK"
+ljob=$build/tests/launch/launch_job
+step "launch_job, 2 nodes x 2 ranks (srun --mpi=pmix)" "$want_job" \
+  "${srun_2x2[@]}" --mpi=pmix "$ljob" SLURM_PROCID SLURM_NTASKS
+step "launch_job, connections on demand (RDMX_CONNECT=lazy)" "$want_job" \
+  env RDMX_CONNECT=lazy "${srun_2x2[@]}" --mpi=pmix "$ljob" SLURM_PROCID SLURM_NTASKS
+step "launch_job, 2 nodes x 2 ranks (srun --mpi=pmi2, Slurm's PMI-2 server)" "$want_job" \
+  "${srun_2x2[@]}" --mpi=pmi2 "$ljob" SLURM_PROCID SLURM_NTASKS
+# A batch job across both nodes: the script runs on the first node of the
+# allocation and its step spans both (the output file is on the shared root).
+printf '#!/bin/sh\nsrun --mpi=pmix "%s" SLURM_PROCID SLURM_NTASKS\n' "$ljob" >"$shared/batch.sh"
+step "launch_job as a 2-node batch job (sbatch --wait -N 2)" "$want_job" \
+  sh -c 'sbatch --wait -N 2 --ntasks-per-node=2 -t "$1" -o "$2" "$3"; st=$?; cat "$2"; exit $st' \
+  sh $kStepMinutes "$shared/batch.out" "$shared/batch.sh"
 # Open MPI's mpirun inside a Slurm allocation: it starts its daemons on
 # both nodes through srun (no ssh), and rdmx bootstraps through its PMIx.
-step "launch_job under mpirun in a 2-node allocation (salloc)" "launch_job: 4 ranks on [^:]+: OK" \
+step "launch_job under mpirun in a 2-node allocation (salloc)" "$want_job" \
   salloc -N 2 --ntasks-per-node=2 -t $kStepMinutes mpirun -np 4 --map-by ppr:2:node \
-  "$build/tests/launch/launch_job" OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE
+  "$ljob" OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE
 json=$shared/bringup.json
 step "rdmx-bench bringup --verify across two hosts" "." \
-  "${srun_2x2[@]}" "$build/bench/rdmx-bench" bringup --verify --quick --flag-fraction 0 --json "$json"
+  "${srun_2x2[@]}" --mpi=pmix "$build/bench/rdmx-bench" bringup --verify --quick --flag-fraction 0 --json "$json"
 if grep -q '"vm0"' "$json" 2>/dev/null && grep -q '"vm1"' "$json" 2>/dev/null; then
   echo "two_node: the bring-up report names both hosts: PASS"
 else
@@ -109,13 +118,16 @@ grep -h "Ranks:\|Verdict\|Data:" "$shared/step.out" 2>/dev/null | sed 's/^/    /
 # while rdmx-bench allpairs runs with an absolute latency limit. Every
 # cross pair must be flagged and the verdict must name the host pair;
 # the pairs inside each host (shared memory) stay clean.
-readonly kDelayMs=300 kMaxLatUs=60000
+# The delay is far above any healthy latency here (a few hundred us across
+# the emulated link) and small enough that the pairs' round trips through
+# it do not dominate the suite's time.
+readonly kDelayMs=40 kMaxLatUs=10000
 dev=$(ip -o -4 addr show | awk '/ 10\.56\.0\.1\// { print $2; exit }')
 if [ -n "$dev" ] && tc qdisc add dev "$dev" root netem delay ${kDelayMs}ms; then
   # (allpairs exits 1 when it flags a link, as it must here.)
   want_exit=1 step "allpairs names the throttled host pair (netem ${kDelayMs} ms on vm0's $dev)" \
     "Verdict: suspect link between hosts vm0 and vm1" \
-    "${srun_2x2[@]}" "$build/bench/rdmx-bench" allpairs --quick --flag-fraction 0 --max-lat $kMaxLatUs
+    "${srun_2x2[@]}" --mpi=pmix "$build/bench/rdmx-bench" allpairs --quick --flag-fraction 0 --max-lat $kMaxLatUs
   tc qdisc del dev "$dev" root
   grep -h "Verdict" "$shared/step.out" | sed 's/^/    /'
 else
@@ -130,7 +142,7 @@ fi
 # other, and finalize. --no-kill: Slurm must not end the survivors itself.
 readonly kPeerTimeout=10 kLossBound=40
 out=$shared/node_loss.out
-env RDMX_PEER_TIMEOUT=$kPeerTimeout timeout -k 5 $kStepSeconds "${srun_2x2[@]}" --no-kill \
+env RDMX_PEER_TIMEOUT=$kPeerTimeout timeout -k 5 $kStepSeconds "${srun_2x2[@]}" --mpi=pmix --no-kill \
   "$build/tests/launch/node_loss_job" $kLossBound >"$out" 2>&1 &
 job=$!
 t0=$SECONDS
