@@ -24,6 +24,7 @@ void TagMatcher::post(PostedEntry *e) {
 }
 
 PostedEntry *TagMatcher::match_arrival(const MatchBits &arrived) {
+    if (posted_ == 0) return nullptr;  // no hash for a message nobody waits for yet
     PostedEntry *best = nullptr;
     List &bucket = posted_buckets_[bucket_of(arrived)];
     for (ListNode *n = bucket.first(); n != nullptr; n = bucket.next_of(n)) {
@@ -63,6 +64,7 @@ void TagMatcher::add_unexpected(UnexpEntry *u) {
 }
 
 UnexpEntry *TagMatcher::find_unexpected(const MatchBits &want, bool take) {
+    if (unexpected_ == 0) return nullptr;  // the common case of a receive posted ahead: no hash
     UnexpEntry *found = nullptr;
     if (want.source != kAnySource && want.tag != kAnyTag) {
         List &bucket = unexp_buckets_[bucket_of(want)];

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/copy.h"
 #include "core/log.h"
 #include "protocols/context.h"
 
@@ -12,7 +13,7 @@ namespace rdmx {
 void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data, size_t len) {
     (void)c;
     size_t n = len <= r->len ? len : r->len;
-    if (n > 0) std::memcpy(r->buf, data, n);
+    copy_bytes(r->buf, data, n);
     r->info = {peer, tag, len, RDMX_OK};
     r->matched = true;
     req_complete(c, r, len > r->len ? RDMX_ERR_TRUNCATE : RDMX_OK);
@@ -27,8 +28,9 @@ void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data,
 // that sends on without credits is closed by its transport.
 // Returns true when the buffer is kept.
 // `d`: an RTS's descriptor as decoded (the bytes may sit in memory the peer
-// can still write: shared memory; they are read once, by the decoder).
-static bool keep_unexpected(Ctx *c, int peer, const wire::MsgHdr &h, const char *body, const wire::RndvDesc &d,
+// can still write: shared memory; they are read once, by the decoder);
+// nullptr for an eager message.
+static bool keep_unexpected(Ctx *c, int peer, const wire::MsgHdr &h, const char *body, const wire::RndvDesc *d,
                             uint64_t token) {
     auto *u = new Unexp;
     u->bits = {h.space, peer, h.tag, h.comm};
@@ -37,9 +39,9 @@ static bool keep_unexpected(Ctx *c, int peer, const wire::MsgHdr &h, const char 
     u->len = h.length;
     u->cookie = h.cookie;
     const bool room = c->matcher.unexpected_count() < c->cfg.unexpected_max;
-    const bool rts = u->type == wire::MsgType::kRts;
+    const bool rts = d != nullptr;
     bool kept = false;
-    if (rts) u->desc = d;
+    if (rts) u->desc = *d;
     if (rts && room) {
         // the descriptor is all an RTS needs
     } else if (!rts && room && c->unexpected_bytes + h.length <= c->cfg.unexpected_limit) {
@@ -86,19 +88,21 @@ static void protocol_violation(Ctx *c, int peer, const char *what) {
 static bool on_message(Ctx *c, int peer, const wire::MsgHdr &h, const char *buf, uint32_t len, uint64_t token) {
     const char *body = buf + sizeof(wire::MsgHdr);
     switch (static_cast<wire::MsgType>(h.type)) {
-    case wire::MsgType::kEager:
+    case wire::MsgType::kEager: {  // the small-message path: nothing decoded beyond the header
+        PostedEntry *pe = c->matcher.match_arrival({h.space, peer, h.tag, h.comm});
+        if (pe == nullptr) return keep_unexpected(c, peer, h, body, nullptr, token);
+        deliver_eager(c, static_cast<rdmx_request *>(pe), peer, h.tag, body, h.length);
+        return false;
+    }
     case wire::MsgType::kRts: {
         wire::RndvDesc d{};
-        bool rts = h.type == static_cast<uint8_t>(wire::MsgType::kRts);
-        if (rts && wire::decode_rts(buf, len, h, &d) != wire::DecodeError::kOk) {
+        if (wire::decode_rts(buf, len, h, &d) != wire::DecodeError::kOk) {
             protocol_violation(c, peer, "bad rendezvous descriptor");
             return false;
         }
         PostedEntry *pe = c->matcher.match_arrival({h.space, peer, h.tag, h.comm});
-        if (pe == nullptr) return keep_unexpected(c, peer, h, body, d, token);
-        auto *r = static_cast<rdmx_request *>(pe);
-        if (rts) rndv_recv_start(c, r, peer, h.tag, d, h.cookie);
-        else deliver_eager(c, r, peer, h.tag, body, h.length);
+        if (pe == nullptr) return keep_unexpected(c, peer, h, body, &d, token);
+        rndv_recv_start(c, static_cast<rdmx_request *>(pe), peer, h.tag, d, h.cookie);
         return false;
     }
     case wire::MsgType::kFin:
