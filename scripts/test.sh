@@ -93,7 +93,7 @@ numa=${PIPESTATUS[0]}
 
 echo "==== summary ($(stamp)) ===="
 for f in "$bdir/native.txt" "$bdir/native-single.txt" "$asan/native.txt" "$tsan/native.txt" "$fuzz/native.txt" "$bdir/verbs-main.txt" \
-         "$asan/verbs-asan.txt" "$tsan/verbs-tsan.txt"; do
+         "$bdir/verbs-twins.txt" "$asan/verbs-asan.txt" "$tsan/verbs-tsan.txt"; do
   [ -f "$f" ] && printf '%-40s %s\n' "${f#$top/}" "$(grep -E 'tests passed' "$f" | tail -1) $(grep -o 'took [0-9]* s' "$f" | tail -1)"
 done
 grep -h "numa-check: \(PASS\|FAIL\|SKIP\)" "$bdir/numa.txt" 2>/dev/null
