@@ -20,50 +20,25 @@
 #   5. node_loss_job: vm1 is powered off while its ranks stream to vm0's,
 #      whose receives must end PEER_LOST within the bound, and who still
 #      exchange and finalize.
-# vm1 waits (bounded) until vm0 says it is done. Exit 0 when every step passed.
+# vm1 waits (bounded) until vm0 says it is done (scripts/slurm/pair.sh).
+# Exit 0 when every step passed.
 set -uo pipefail
 build=$1
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cluster=$top/scripts/slurm/cluster.sh
-shared=${RDMX_VM_SHARED:?run under scripts/vm/run.sh --nodes 2}
-node=${RDMX_VM_NODE:?run under scripts/vm/run.sh --nodes 2}
-sdir=$shared/slurm
-state=/run/tmp/rdmx-slurm
-readonly kJoinSeconds=240 kDoneSeconds=1800 kStepSeconds=600 kStepMinutes=10
+# shellcheck source=../../scripts/slurm/pair.sh
+. "$top/scripts/slurm/pair.sh"
+shared=$pair_shared
+sdir=$pair_sdir
+readonly kDoneSeconds=1800 kStepSeconds=600 kStepMinutes=10
 
-wait_for() {  # FILE SECONDS
-  local t=0
-  while [ ! -e "$1" ] && [ $t -lt "$2" ]; do sleep 1; t=$((t + 1)); done
-  [ -e "$1" ]
-}
 wait_for_line() {  # REGEX FILE SECONDS
   local t=0
   while ! grep -q "$1" "$2" 2>/dev/null && [ $t -lt "$3" ]; do sleep 1; t=$((t + 1)); done
   grep -q "$1" "$2" 2>/dev/null
 }
 
-if [ "$node" != 0 ]; then
-  wait_for "$sdir/slurm.conf" $kJoinSeconds || { echo "two_node: vm$node: no cluster configuration after ${kJoinSeconds}s"; exit 1; }
-  "$cluster" join "$sdir" --state "$state" || exit 1
-  echo "two_node: vm$node joined"
-  # Until vm0 is done, or asks for this node to go as if its plug were
-  # pulled (sysrq 'o': no shutdown, no disconnects, the link just goes quiet).
-  for ((t = 0; t < kDoneSeconds; t++)); do
-    [ -e "$shared/done" ] && break
-    if [ -e "$shared/poweroff" ]; then
-      echo "two_node: vm$node powering off"
-      echo o >/proc/sysrq-trigger
-      sleep 60
-    fi
-    sleep 1
-  done
-  "$cluster" stop "$sdir" --state "$state"
-  exit 0
-fi
-
-trap '"$cluster" stop "$sdir" --state "$state"; touch "$shared/done"' EXIT
-"$cluster" start "$sdir" --nodes vm0=10.56.0.1,vm1=10.56.0.2 --state "$state" || exit 1
-export SLURM_CONF=$sdir/slurm.conf
+# vm1 joins and waits here until vm0 is done (or powers off when asked).
+pair_start $kDoneSeconds
 fails=0
 step() {  # NAME REGEX COMMAND...: run, and pass when it exits 0 (or, with
           # want_exit=N in the environment, N) and prints REGEX
@@ -83,7 +58,7 @@ step() {  # NAME REGEX COMMAND...: run, and pass when it exits 0 (or, with
     fails=$((fails + 1))
   fi
 }
-srun_2x2=(srun -N 2 --ntasks-per-node=2 -t $kStepMinutes)
+srun_2x2=(srun -N 2 --ntasks-per-node=2 -t "$kStepMinutes")
 want_job="launch_job: 4 ranks on [^:]+: OK"
 ljob=$build/tests/launch/launch_job
 step "launch_job, 2 nodes x 2 ranks (srun --mpi=pmix)" "$want_job" \
