@@ -66,35 +66,6 @@ DecodeError decode_reject(const void *buf, size_t len, RejectPriv *out) {
     return DecodeError::kOk;
 }
 
-DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hdr) {
-    if (buf == nullptr || len < sizeof(MsgHdr)) return DecodeError::kShort;
-    std::memcpy(hdr, buf, sizeof(*hdr));
-    if (hdr->version != kVersion) return DecodeError::kBadVersion;
-    if (hdr->space > kMaxSpace || hdr->tag < 0 || hdr->comm >= kMaxComms || hdr->reserved != 0)
-        return DecodeError::kBadField;
-    size_t body = len - sizeof(MsgHdr);
-    switch (static_cast<MsgType>(hdr->type)) {
-    case MsgType::kEager:
-        if (hdr->length != body || body > max_eager) return DecodeError::kBadLength;
-        return DecodeError::kOk;
-    case MsgType::kRts:
-        if (body != sizeof(RndvDesc)) return DecodeError::kBadLength;
-        return DecodeError::kOk;
-    case MsgType::kCts:
-        if (body != sizeof(RndvDesc)) return DecodeError::kBadLength;
-        return DecodeError::kOk;
-    case MsgType::kFin:
-    case MsgType::kPutFin:
-        if (body != sizeof(FinBody)) return DecodeError::kBadLength;
-        return DecodeError::kOk;
-    case MsgType::kCredit:
-    case MsgType::kAbort:
-        if (body != 0) return DecodeError::kBadLength;
-        return DecodeError::kOk;
-    }
-    return DecodeError::kBadType;
-}
-
 DecodeError decode_rts(const void *buf, size_t len, const MsgHdr &hdr, RndvDesc *out) {
     if (len != sizeof(MsgHdr) + sizeof(RndvDesc)) return DecodeError::kBadLength;
     std::memcpy(out, static_cast<const char *>(buf) + sizeof(MsgHdr), sizeof(*out));

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace rdmx::wire {
@@ -128,7 +129,35 @@ constexpr uint32_t kMaxCredits = 64;
 
 // Checks a received message of `len` bytes. For eager, payload length must be
 // exactly len - sizeof(MsgHdr) and at most max_eager. On kOk *hdr is filled.
-DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hdr);
+// Inline: every arrival on every transport passes here.
+inline DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hdr) {
+    if (buf == nullptr || len < sizeof(MsgHdr)) return DecodeError::kShort;
+    std::memcpy(hdr, buf, sizeof(*hdr));
+    if (hdr->version != kVersion) return DecodeError::kBadVersion;
+    if (hdr->space > kMaxSpace || hdr->tag < 0 || hdr->comm >= kMaxComms || hdr->reserved != 0)
+        return DecodeError::kBadField;
+    size_t body = len - sizeof(MsgHdr);
+    switch (static_cast<MsgType>(hdr->type)) {
+    case MsgType::kEager:
+        if (hdr->length != body || body > max_eager) return DecodeError::kBadLength;
+        return DecodeError::kOk;
+    case MsgType::kRts:
+        if (body != sizeof(RndvDesc)) return DecodeError::kBadLength;
+        return DecodeError::kOk;
+    case MsgType::kCts:
+        if (body != sizeof(RndvDesc)) return DecodeError::kBadLength;
+        return DecodeError::kOk;
+    case MsgType::kFin:
+    case MsgType::kPutFin:
+        if (body != sizeof(FinBody)) return DecodeError::kBadLength;
+        return DecodeError::kOk;
+    case MsgType::kCredit:
+    case MsgType::kAbort:
+        if (body != 0) return DecodeError::kBadLength;
+        return DecodeError::kOk;
+    }
+    return DecodeError::kBadType;
+}
 // Checks an RTS body: sizes agree with the header and the range does not wrap.
 DecodeError decode_rts(const void *buf, size_t len, const MsgHdr &hdr, RndvDesc *out);
 DecodeError decode_fin(const void *buf, size_t len, FinBody *out);

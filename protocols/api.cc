@@ -21,8 +21,8 @@ namespace {
 
 using namespace rdmx::api;
 
-rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, Handle *h, int space, const void *buf, size_t len,
-                        int peer, bool any_ok, int tag, const void *req_p) {
+RDMX_HOT_INLINE rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, Handle *h, int space, const void *buf,
+                                        size_t len, int peer, bool any_ok, int tag, const void *req_p) {
     if (rdmx_status_t st = check_handle(fn, ctx, h)) return st;
     // The tag space indexes the engine's tables: checked in every mode (a
     // constant in the callers that matter, so it costs nothing there).
@@ -41,12 +41,11 @@ rdmx_status_t check_p2p(const char *fn, rdmx_context_h ctx, Handle *h, int space
     return RDMX_OK;
 }
 
-}  // namespace
-
-namespace rdmx::api {
-
-rdmx_status_t do_isend(const Handle &h, int space, const void *buf, size_t len, int dest, int tag,
-                       rdmx_request_h *req_p, bool sync) {
+// The posts, inlined into the public entry points (rdmx_send, rdmx_isend,
+// rdmx_irecv, ...): one call from the application to the transport's post.
+// do_isend and do_irecv are the same for the other files of the API.
+RDMX_HOT_INLINE rdmx_status_t isend_impl(const Handle &h, int space, const void *buf, size_t len, int dest, int tag,
+                                         rdmx_request_h *req_p, bool sync) {
     if (dest == RDMX_PROC_NULL) return RDMX_OK;  // complete at post: *req_p stays NULL
     Ctx *ctx = h.c;
     const int peer = h.v->to_engine(dest);
@@ -66,8 +65,8 @@ rdmx_status_t do_isend(const Handle &h, int space, const void *buf, size_t len, 
     return rdmx::start_send(ctx, r);
 }
 
-rdmx_status_t do_irecv(const Handle &h, int space, void *buf, size_t len, int source, int tag,
-                       rdmx_request_h *req_p) {
+RDMX_HOT_INLINE rdmx_status_t irecv_impl(const Handle &h, int space, void *buf, size_t len, int source, int tag,
+                                         rdmx_request_h *req_p) {
     Ctx *ctx = h.c;
     rdmx::note_app_call(ctx);
     std::lock_guard<rdmx::SpinLock> g(ctx->lock);
@@ -84,6 +83,20 @@ rdmx_status_t do_irecv(const Handle &h, int space, void *buf, size_t len, int so
     r->space = static_cast<uint8_t>(space);
     r->bits = {r->space, source >= 0 ? h.v->to_engine(source) : source, tag, h.v->id};
     return rdmx::start_recv(ctx, r);
+}
+
+}  // namespace
+
+namespace rdmx::api {
+
+rdmx_status_t do_isend(const Handle &h, int space, const void *buf, size_t len, int dest, int tag,
+                       rdmx_request_h *req_p, bool sync) {
+    return isend_impl(h, space, buf, len, dest, tag, req_p, sync);
+}
+
+rdmx_status_t do_irecv(const Handle &h, int space, void *buf, size_t len, int source, int tag,
+                       rdmx_request_h *req_p) {
+    return irecv_impl(h, space, buf, len, source, tag, req_p);
 }
 
 }  // namespace rdmx::api
@@ -204,7 +217,7 @@ rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const voi
     const int sp = rdmx::raw_enum(space);
     Handle h;
     if (rdmx_status_t st = check_p2p("rdmx_isend", ctx, &h, sp, buf, len, dest, false, tag, req_p)) return st;
-    return guarded("rdmx_isend", [&] { return do_isend(h, sp, buf, len, dest, tag, req_p); });
+    return guarded("rdmx_isend", [&] { return isend_impl(h, sp, buf, len, dest, tag, req_p, false); });
 }
 
 rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len, int source, int tag,
@@ -213,7 +226,7 @@ rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf
     const int sp = rdmx::raw_enum(space);
     Handle h;
     if (rdmx_status_t st = check_p2p("rdmx_irecv", ctx, &h, sp, buf, len, source, true, tag, req_p)) return st;
-    return guarded("rdmx_irecv", [&] { return do_irecv(h, sp, buf, len, source, tag, req_p); });
+    return guarded("rdmx_irecv", [&] { return irecv_impl(h, sp, buf, len, source, tag, req_p); });
 }
 
 rdmx_status_t rdmx_isend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p) {
@@ -239,7 +252,7 @@ rdmx_status_t rdmx_send(rdmx_context_h ctx, const void *buf, size_t len, int des
     const int sp = RDMX_TAGSPACE_USER;
     Handle h;
     if (rdmx_status_t st = check_p2p("rdmx_send", ctx, &h, sp, buf, len, dest, false, tag, &r)) return st;
-    rdmx_status_t st = guarded("rdmx_send", [&] { return do_isend(h, sp, buf, len, dest, tag, &r); });
+    rdmx_status_t st = guarded("rdmx_send", [&] { return isend_impl(h, sp, buf, len, dest, tag, &r, false); });
     return st != RDMX_OK || r == nullptr ? st : rdmx_wait(&r, nullptr);
 }
 

@@ -126,7 +126,9 @@ void rdmx_context::on_fatal(rdmx_status_t why) {
 
 namespace rdmx {
 
-int progress_locked(Ctx *c, bool housekeeping) {
+// One pass, inlined into progress() (the spin of every wait) and
+// progress_locked() (everything else).
+[[gnu::always_inline]] static inline int progress_pass(Ctx *c, bool housekeeping) {
     if (c->closed) return 0;
     // The transports' slow checks every kHousekeepingNs, or when about to
     // sleep. Not on every idle poll: a waiting caller spins through here,
@@ -150,6 +152,8 @@ int progress_locked(Ctx *c, bool housekeeping) {
     if (housekeeping) rndv_watchdog(c);
     return total;
 }
+
+int progress_locked(Ctx *c, bool housekeeping) { return progress_pass(c, housekeeping); }
 
 void notify_waiters(Ctx *c) {
     std::lock_guard<std::mutex> g(c->wait_mu);
@@ -176,8 +180,9 @@ static void gather_fds(Ctx *c, SleepFds *s) {
 // With the engine lock held: progress, then release the lock and wake the
 // waiters whose requests completed. *stalled (if given): sends were queued.
 // *sleep (if given): the descriptors to sleep on, gathered before unlocking.
-static int progress_unlock(Ctx *c, bool housekeeping, bool *stalled = nullptr, SleepFds *sleep = nullptr) {
-    int n = progress_locked(c, housekeeping);
+[[gnu::always_inline]] static inline int progress_unlock(Ctx *c, bool housekeeping, bool *stalled = nullptr,
+                                                         SleepFds *sleep = nullptr) {
+    int n = progress_pass(c, housekeeping);
     if (stalled != nullptr) *stalled = !c->stalled.empty();
     if (sleep != nullptr) gather_fds(c, sleep);
     bool notify = c->notify_pending;
