@@ -23,7 +23,7 @@ const char *const kStyle =
     "th{background:#eee}svg{margin:8px 8px 8px 0;background:#fff;border:1px solid #ddd}"
     "details{margin:6px 0}summary{cursor:pointer}"
     "svg.live rect[data-cell]{cursor:pointer}svg.live rect[data-cell]:focus{outline:none;stroke:#000;stroke-width:3}"
-    ".drill-scroll{overflow:auto;max-width:100%}";
+    ".drill-scroll{overflow:auto;max-width:100%}.drill-panel:focus{outline:none}";
 
 std::size_t column_of(const Table &t, const std::string &name) {
   auto it = std::find(t.columns.begin(), t.columns.end(), name);

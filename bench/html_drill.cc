@@ -241,6 +241,7 @@ const char *const kDrillScript = R"JS(
     if (p && p.classList.contains('drill-panel')) return p;
     p = document.createElement('div');
     p.className = 'drill-panel';
+    p.tabIndex = -1;
     p.hidden = true;
     p.addEventListener('keydown', function (e) { if (e.key === 'Escape') back(map); });
     map.after(p);
@@ -256,7 +257,9 @@ const char *const kDrillScript = R"JS(
     p.dataset.open = ga + ',' + gb;
     p.hidden = false;
     map.style.display = 'none';
-    if (focus) p.querySelector('.drill-back').focus();
+    // The focus goes to the panel, not its button: the key that opened it
+    // (Space activates a button when released) must not press Back.
+    if (focus) p.focus();
   }
   function close(map) {
     var p = panelOf(map);

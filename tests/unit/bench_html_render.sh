@@ -7,9 +7,10 @@
 # flagged a link, so none in a healthy run and the slow link among them; and
 # the page of a made-up 512-rank run (bench_html_synth) keeps one heat-map
 # cell per host pair that still points at the bad link, opens a host pair
-# rank by rank from the URL fragment (#drill=...) with the values, red and
-# black cells of the run's JSON, stays under a size budget, and without its
-# script still shows the host map. Skips (exit 77) without chromium.
+# rank by rank from the URL fragment (#drill=...) and from a click or the
+# keyboard (html_drill_click.py) with the values, red and black cells of the
+# run's JSON, stays under a size budget, and without its script still shows
+# the host map. Skips (exit 77) without chromium.
 # Usage: bench_html_render.sh PYTHON3 BENCH_HTML_SYNTH RDMX_BENCH_MPI MPIRUN [MPIRUN FLAGS...]
 set -uo pipefail
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
@@ -72,6 +73,20 @@ render big "drill=node000,node009" drill
 render big "drill=bw_alone,node000,node000" drill_self
 "$py" "$here/html_render_check.py" "$work/drill_self.dom" "$work/drill_self.png" drill "$work/big.json" \
   bw_alone node000 node000 || fail "512-rank page, host pair node000 -> node000 opened in one map"
+# The same by hand: a click on a cell, the page's Back button, the arrows
+# and Enter from the cell the focus went back to, Esc, Space.
+"$py" "$here/html_drill_click.py" "$browser" "$work/big.html" "$work/ui" lat_alone 0,9 >"$work/ui.out" 2>&1 ||
+  fail "could not drive the 512-rank page in chromium: $(tail -3 "$work/ui.out")"
+while read -r step matrix from to; do
+  "$py" "$here/html_render_check.py" "$work/ui-$step.dom" "$work/ui-$step.png" drill "$work/big.json" \
+    "$matrix" "$from" "$to" || fail "512-rank page after the step '$step' ($(grep "^$step:" "$work/ui.out"))"
+done <<'STEPS'
+click lat_alone node000 node009
+back none node000 node009
+keys lat_alone node001 node008
+escape none node001 node008
+space lat_alone node001 node008
+STEPS
 # Without its script (the JSON blocks are inert), the page is the host map.
 "$py" -c 'import re, sys; s = open(sys.argv[1]).read(); open(sys.argv[2], "w").write(re.sub(r"<script>.*?</script>", "", s, flags=re.S))' \
   "$work/big.html" "$work/noscript.html"

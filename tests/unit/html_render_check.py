@@ -21,7 +21,7 @@ page was loaded with #drill=SENDER_HOST,RECEIVER_HOST (MATRIX "-") or
 its host pair is drawn rank by rank instead: one cell per rank pair of the
 two hosts, each with the JSON's value (to three significant digits), red
 exactly where the verdict flagged a link, black exactly where a pair cannot
-talk; every other map stays as it was.
+talk; every other map stays as it was (MATRIX "none": every map).
 """
 import html.parser
 import json
@@ -237,7 +237,7 @@ def check_drill(page, json_path, matrix, rows_host, cols_host, errors):
             continue
         if len(drills) != (1 if opened else 0) or ("display: none" in grouped[0]["style"]) != opened:
             errors.append(f"matrix {m['name']}: {len(drills)} drill-downs, map hidden: "
-                          f"{'display: none' in grouped[0]['style']}; the fragment opened it: {opened}")
+                          f"{'display: none' in grouped[0]['style']}; expected open: {opened}")
             continue
         if not opened:
             continue
