@@ -89,6 +89,18 @@ std::string head_html(const Report &r) {
     o << " on " << h.size() << " host(s)";
   }
   o << ". MB = 10<sup>6</sup> bytes; latency is half the round trip.</p>\n";
+  const Provenance &p = r.provenance;
+  if (!p.argv.empty()) {
+    std::string cmd, env;
+    for (const std::string &a : p.argv) {
+      cmd += (cmd.empty() ? "" : " ") + a;
+    }
+    for (const auto &[name, value] : p.rdmx_env) {
+      env += (env.empty() ? "" : ", ") + name + "=" + value;
+    }
+    o << "<p class=\"meta\">Command: <code>" << html_escape(cmd) << "</code>, started " << html_escape(p.started_utc)
+      << "; RDMX_* set: " << (env.empty() ? "none" : html_escape(env)) << ".</p>\n";
+  }
   return o.str();
 }
 

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <sstream>
+
+extern char **environ;
 
 namespace rdmxbench {
 
@@ -419,8 +422,44 @@ void TextOut::matrix(const Matrix &m, const std::vector<std::string> &hosts) con
   std::fflush(f_);
 }
 
+namespace {
+
+std::string json_provenance(const Provenance &p) {
+  std::string env = "{";
+  for (const auto &[name, value] : p.rdmx_env) {
+    env += (env.size() > 1 ? "," : "") + json_escape(name) + ":" + json_escape(value);
+  }
+  return "{\"argv\":" + json_array(p.argv, json_escape) + ",\"started\":" + json_escape(p.started_utc) +
+         ",\"environment\":" + env + "}}";
+}
+
+}  // namespace
+
+Provenance provenance_of(int argc, char **argv) {
+  Provenance p;
+  for (int i = 0; i < argc; ++i) {
+    p.argv.emplace_back(argv[i]);
+  }
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  char when[32] = "";
+  if (gmtime_r(&now, &utc) != nullptr) {
+    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  }
+  p.started_utc = when;
+  for (char **e = environ; *e != nullptr; ++e) {
+    const char *eq = std::strchr(*e, '=');
+    if (std::strncmp(*e, "RDMX_", 5) == 0 && eq != nullptr) {
+      p.rdmx_env.emplace_back(std::string(*e, static_cast<std::size_t>(eq - *e)), std::string(eq + 1));
+    }
+  }
+  std::sort(p.rdmx_env.begin(), p.rdmx_env.end());
+  return p;
+}
+
 std::string json_report(const Report &r) {
   std::string o = "{\"tool\":" + json_escape(r.prog) + ",\"command\":" + json_escape(r.command);
+  o += ",\"provenance\":" + json_provenance(r.provenance);
   o += ",\"backend\":" + json_escape(r.backend) + ",\"backend_version\":" + json_escape(r.backend_version);
   o += ",\"ranks\":" + std::to_string(r.ranks) + ",\"hosts\":" + json_array(r.hosts, json_escape);
   o += ",\"tables\":" + json_array(std::vector<Table>(r.tables.begin(), r.tables.end()), json_table);
