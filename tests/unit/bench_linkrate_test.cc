@@ -342,4 +342,30 @@ TEST(BenchHtml, DrillDownDataBeyondSixtyFourRanks) {
   EXPECT_EQ(html_report(small).find("<script"), std::string::npos);
 }
 
+// rdmx-bench's --json parses whatever its strings hold: quotes, control
+// characters, bytes that are not UTF-8 (replaced), and keeps whole numbers
+// whole and other figures to six significant digits.
+TEST(BenchJson, AnyStringParses) {
+  Report r;
+  r.prog = "rdmx-bench";
+  r.command = "allpairs";
+  r.ranks = 2;
+  r.hosts = {"a\"b\\c\t", "bad\xff\xfe" "byte"};
+  r.provenance.argv = {"rdmx-bench", "--note", "it's \"quoted\""};
+  r.provenance.rdmx_env = {{"RDMX_DEVICE", "mlx5_0\n"}};
+  Matrix m = bw_matrix(2, 12345.6789);
+  m.at(1, 0) = 40.0;
+  m.err[m.idx(0, 1)] = "cannot talk: \x01";
+  r.matrices = {m};
+  const nlohmann::json d = nlohmann::json::parse(json_report(r));
+  EXPECT_EQ(d["hosts"][0], "a\"b\\c\t");
+  EXPECT_EQ(d["hosts"][1], "bad\xef\xbf\xbd\xef\xbf\xbd" "byte") << "U+FFFD for each byte that is not UTF-8";
+  EXPECT_EQ(d["provenance"]["argv"][2], "it's \"quoted\"");
+  EXPECT_EQ(d["provenance"]["environment"]["RDMX_DEVICE"], "mlx5_0\n");
+  EXPECT_EQ(d["matrices"][0]["errors"][0]["reason"], "cannot talk: \x01");
+  EXPECT_TRUE(d["matrices"][0]["values"][1][0].is_number_integer());
+  EXPECT_DOUBLE_EQ(d["matrices"][0]["values"][0][1].get<double>(), 12345.7);
+  EXPECT_TRUE(d["matrices"][0]["values"][0][0].is_null());
+}
+
 }  // namespace
