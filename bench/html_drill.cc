@@ -115,7 +115,8 @@ const char *const kDrillScript = R"JS(
   var FLAGGED = '#c00000', SILENT = '#222', SELF = '#ddd', UNMEASURED = '#bbb';
   var PALE_AT = 0.5, DARK_L = 40, PALE_L = 88, SWATCHES = 5;
   var MAP_SIDE = 480, MIN_CELL = 4, MAX_CELL = 40, MAX_LABELS = 24, CHAR_W = 6;
-  var LEFT = 48, TOP = 52;
+  var LEFT = 48, TOP = 52, MARGIN = 8, MIN_WIDTH = 480;
+  var SWATCH = 14, GAP = 6, TEXT = 11, KEY_W = 170, LEGEND_AT = 24, LEGEND_H = 70;   // the legend
   var cache = {};
 
   function clamp(x, lo, hi) { return Math.min(hi, Math.max(lo, x)); }
@@ -152,8 +153,9 @@ const char *const kDrillScript = R"JS(
   // One rank pair: its fill, outline and tooltip, as the per-rank map has them.
   function cell(d, a, b) {
     var i = a * d.n + b, v = value(d, i), fl = d.flagSet.has(i), why = d.reasonAt.get(i);
-    var c = { fill: a === b ? SELF : why !== undefined ? SILENT : fl ? FLAGGED : isFinite(v) ? shade(quality(d, v)) : UNMEASURED,
-              flagged: fl, silent: why !== undefined, tip: '' };
+    var c = { flagged: fl, silent: why !== undefined, tip: '',
+              fill: a === b ? SELF : why !== undefined ? SILENT : fl ? FLAGGED
+                  : isFinite(v) ? shade(quality(d, v)) : UNMEASURED };
     if (a !== b) {
       c.tip = who(d, a) + ' -> ' + who(d, b) + ': ' + (c.silent ? why : isFinite(v)
         ? String(Number(v.toPrecision(3))) + ' ' + d.unit + (fl ? ' (flagged)' : '') : 'not measured');
@@ -180,29 +182,32 @@ const char *const kDrillScript = R"JS(
     return { svg: out.join(''), height: turned ? CHAR_W * String(cols[cols.length - 1]).length + 8 : 18 };
   }
 
+  // As html_heatmap.cc's legend(): the blue scale, then red and black
+  // explained only where they appear.
   function legend(d, y, anyFlagged, anySilent) {
-    var out = [];
+    var out = [], x = MARGIN, y2 = y + SWATCH + GAP;
     for (var k = 0; k < SWATCHES; ++k) {
-      out.push('<rect x="' + (8 + k * 14) + '" y="' + fmt(y) + '" width="14" height="14" fill="' +
-               shade(k / (SWATCHES - 1)) + '"/>');
+      out.push('<rect x="' + (MARGIN + k * SWATCH) + '" y="' + fmt(y) + '" width="' + SWATCH + '" height="' + SWATCH +
+               '" fill="' + shade(k / (SWATCHES - 1)) + '"/>');
     }
-    out.push('<text x="' + (8 + SWATCHES * 14 + 6) + '" y="' + fmt(y + 11) + '" font-size="11">' +
+    out.push('<text x="' + (MARGIN + SWATCHES * SWATCH + GAP) + '" y="' + fmt(y + TEXT) + '" font-size="11">' +
              (d.higher ? 'palest \u2264 median / 2, darkest \u2265 median (not a verdict)'
                        : 'palest \u2265 2 x median, darkest \u2264 median (not a verdict)') + '</text>');
-    var x = 8, y2 = y + 20;
     function key(fill, what) {
-      out.push('<rect x="' + x + '" y="' + fmt(y2) + '" width="14" height="14" fill="' + fill +
-               '" stroke="#000" stroke-width="2"/><text x="' + (x + 20) + '" y="' + fmt(y2 + 11) +
+      out.push('<rect x="' + x + '" y="' + fmt(y2) + '" width="' + SWATCH + '" height="' + SWATCH + '" fill="' + fill +
+               '" stroke="#000" stroke-width="2"/><text x="' + (x + SWATCH + GAP) + '" y="' + fmt(y2 + TEXT) +
                '" font-size="11">' + what + '</text>');
-      x += 170;
+      x += KEY_W;
     }
     if (anyFlagged) key(FLAGGED, 'flagged by the verdict');
     if (anySilent) key(SILENT, 'cannot talk');
     if (!anyFlagged && !anySilent) {
-      out.push('<text x="8" y="' + fmt(y2 + 11) + '" font-size="11">no link flagged between these groups</text>');
+      out.push('<text x="' + MARGIN + '" y="' + fmt(y2 + TEXT) +
+               '" font-size="11">no link flagged between these groups</text>');
     }
     return out.join('');
   }
+
 
   // The rank x rank map of sender group ga and receiver group gb.
   function drillSvg(d, ga, gb) {
@@ -221,9 +226,9 @@ const char *const kDrillScript = R"JS(
                    (c.tip ? '<title>' + esc(c.tip) + '</title>' : '') + '</rect>');
       });
     });
-    var under = TOP + px * rows.length + lab.height, width = Math.max(LEFT + px * cols.length + 20, 480);
+    var under = TOP + px * rows.length + lab.height, width = Math.max(LEFT + px * cols.length + 20, MIN_WIDTH);
     var name = d.labels[ga] + ' -> ' + d.labels[gb];
-    return '<svg xmlns="' + NS + '" width="' + fmt(width) + '" height="' + fmt(under + 70) +
+    return '<svg xmlns="' + NS + '" width="' + fmt(width) + '" height="' + fmt(under + LEGEND_H) +
       '" role="img" class="heatmap drill" aria-label="' + esc(d.title + ', ' + name) + '">' +
       '<text x="8" y="18" font-size="13" font-weight="bold">' + esc(d.title) + '</text>' +
       '<text x="8" y="36" font-size="11">' + esc(d.axis === 'host' ? 'host ' + name : 'ranks from ' + name) +
@@ -231,7 +236,7 @@ const char *const kDrillScript = R"JS(
       '</text>' + lab.svg + parts.join('') +
       '<text x="' + fmt(LEFT + px * cols.length / 2) + '" y="' + fmt(under + 12) +
       '" font-size="11" text-anchor="middle">receiver rank (rows: sender rank)</text>' +
-      legend(d, under + 24, anyFlagged, anySilent) + '</svg>';
+      legend(d, under + LEGEND_AT, anyFlagged, anySilent) + '</svg>';
   }
 )JS"
                                       R"JS(

@@ -88,8 +88,9 @@ escape none node001 node008
 space lat_alone node001 node008
 STEPS
 # Without its script (the JSON blocks are inert), the page is the host map.
-"$py" -c 'import re, sys; s = open(sys.argv[1]).read(); open(sys.argv[2], "w").write(re.sub(r"<script>.*?</script>", "", s, flags=re.S))' \
-  "$work/big.html" "$work/noscript.html"
+strip='import re, sys; s = open(sys.argv[1]).read()
+open(sys.argv[2], "w").write(re.sub(r"<script>.*?</script>", "", s, flags=re.S))'
+"$py" -c "$strip" "$work/big.html" "$work/noscript.html"
 ! grep -q '<script>' "$work/noscript.html" || fail "the page's script could not be removed"
 render noscript "drill=node000,node009"
 "$py" "$here/html_render_check.py" "$work/noscript.dom" "$work/noscript.png" grouped 16 5:300 7:8 ||
