@@ -5,7 +5,8 @@
 // invisible. Beyond kMaxSide ranks a cell stands for a pair of hosts (or of
 // rank blocks, on one host or past kMaxSide hosts) and shows its most severe
 // link, so the map stays readable at hundreds of ranks; its tooltip names
-// that link and counts the flagged and silent ones.
+// that link and counts the flagged and silent ones, and a click on it opens
+// the pair rank by rank (html_drill.cc).
 #include "html_svg.h"
 
 #include <algorithm>
