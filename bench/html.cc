@@ -1,7 +1,8 @@
 // bench/html.cc: one self-contained HTML page (inline CSS and SVG drawn
-// here; no script, no external file, font or stylesheet): latency and
+// here; no external file, font or stylesheet, nothing fetched): latency and
 // bandwidth curves, collective curves, the all-pairs heat maps and every
-// table.
+// table. Its only script is the drill-down of maps too big for one cell per
+// rank pair (html_drill.cc); without it the page shows the same maps.
 #include "html_svg.h"
 
 #include <algorithm>
@@ -20,7 +21,9 @@ const char *const kStyle =
     "pre{background:#f6f6f6;padding:10px;overflow-x:auto}"
     "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
     "th{background:#eee}svg{margin:8px 8px 8px 0;background:#fff;border:1px solid #ddd}"
-    "details{margin:6px 0}summary{cursor:pointer}";
+    "details{margin:6px 0}summary{cursor:pointer}"
+    "svg.live rect[data-cell]{cursor:pointer}svg.live rect[data-cell]:focus{outline:none;stroke:#000;stroke-width:3}"
+    ".drill-scroll{overflow:auto;max-width:100%}.drill-panel:focus{outline:none}";
 
 std::size_t column_of(const Table &t, const std::string &name) {
   auto it = std::find(t.columns.begin(), t.columns.end(), name);
@@ -86,6 +89,18 @@ std::string head_html(const Report &r) {
     o << " on " << h.size() << " host(s)";
   }
   o << ". MB = 10<sup>6</sup> bytes; latency is half the round trip.</p>\n";
+  const Provenance &p = r.provenance;
+  if (!p.argv.empty()) {
+    std::string cmd, env;
+    for (const std::string &a : p.argv) {
+      cmd += (cmd.empty() ? "" : " ") + a;
+    }
+    for (const auto &[name, value] : p.rdmx_env) {
+      env += (env.empty() ? "" : ", ") + name + "=" + value;
+    }
+    o << "<p class=\"meta\">Command: <code>" << html_escape(cmd) << "</code>, started " << html_escape(p.started_utc)
+      << "; RDMX_* set: " << (env.empty() ? "none" : html_escape(env)) << ".</p>\n";
+  }
   return o.str();
 }
 
@@ -144,18 +159,28 @@ std::string html_report(const Report &r) {
     o << "<h2>All pairs</h2>\n<p class=\"meta\">Row = sender, column = receiver. Red (with a black outline) "
          "marks a link the verdict flagged, a black cell a pair that cannot talk; every other cell is blue, "
          "as dark as its value is good next to the matrix's median (the median or better is the darkest, half "
-         "as good the palest), which is no verdict. Hover a cell for its value. Above 64 ranks a cell stands "
-         "for a pair of hosts (or rank blocks) and shows the worst of their links.</p>\n";
+         "as good the palest), which is no verdict. Hover a cell for its value. Above "
+      << kMaxHeatmapSide << " ranks a cell stands for a pair of hosts (or rank blocks) and shows the worst of their "
+         "links; click it (or Tab to the map, move with the arrow keys and press Enter) to see its links rank by "
+         "rank.</p>\n";
     if (!r.ports.empty()) {
       o << "<p class=\"meta\">Port rate: " << html_escape(ports_line(r.ports)) << ". "
         << html_escape(r.min_bw.why) << ".</p>\n";
     }
-    for (const Matrix &m : r.matrices) {
+    bool drill = false;
+    for (std::size_t k = 0; k < r.matrices.size(); ++k) {
+      const Matrix &m = r.matrices[k];
       const std::string ps = port_summary(m);
       if (!ps.empty()) {
         o << "<p class=\"meta\">" << html_escape(m.title) << ": " << html_escape(ps) << ".</p>\n";
       }
-      o << svg_heatmap(m, r.hosts);
+      const std::string id = "drill-" + std::to_string(k);
+      const std::string data = drill_data(m, r.hosts, id);
+      o << svg_heatmap(m, r.hosts, data.empty() ? "" : id) << data;
+      drill = drill || !data.empty();
+    }
+    if (drill) {
+      o << "<script>" << drill_script() << "</script>\n";
     }
   }
   o << "<h2>Tables</h2>\n";

@@ -5,7 +5,8 @@
 // invisible. Beyond kMaxSide ranks a cell stands for a pair of hosts (or of
 // rank blocks, on one host or past kMaxSide hosts) and shows its most severe
 // link, so the map stays readable at hundreds of ranks; its tooltip names
-// that link and counts the flagged and silent ones.
+// that link and counts the flagged and silent ones, and a click on it opens
+// the pair rank by rank (html_drill.cc).
 #include "html_svg.h"
 
 #include <algorithm>
@@ -18,7 +19,7 @@ namespace rdmxbench {
 
 namespace {
 
-constexpr int kMaxSide = 64;              // more ranks than this: one cell per group
+constexpr int kMaxSide = kMaxHeatmapSide;   // more ranks than this: one cell per group
 constexpr double kMapSide = 480;          // pixels the map aims at
 constexpr double kMinCell = 6, kMaxCell = 40;
 constexpr double kMaxLabels = 24;         // labels per axis, at most
@@ -98,41 +99,6 @@ Grid rank_grid(const Matrix &m, const std::vector<std::string> &hosts) {
   return g;
 }
 
-// Ranks grouped by host when there are 2..kMaxSide hosts, else in blocks
-// of consecutive ranks (one host, or too many hosts for one cell each).
-std::vector<std::vector<int>> rank_groups(int n, const std::vector<std::string> &hosts, std::vector<std::string> &names,
-                                          std::string &axis) {
-  std::vector<std::vector<int>> groups;
-  std::map<std::string, std::size_t> by_host;
-  if (hosts.size() == static_cast<std::size_t>(n)) {
-    for (int r = 0; r < n; ++r) {
-      auto [it, added] = by_host.emplace(hosts[static_cast<std::size_t>(r)], groups.size());
-      if (added) {
-        groups.emplace_back();
-        names.push_back(it->first);
-      }
-      groups[it->second].push_back(r);
-    }
-  }
-  if (groups.size() >= 2 && groups.size() <= static_cast<std::size_t>(kMaxSide)) {
-    axis = "host";
-    return groups;
-  }
-  groups.clear();
-  names.clear();
-  int per = (n + kMaxSide - 1) / kMaxSide;
-  for (int r = 0; r < n; r += per) {
-    int end = std::min(n, r + per) - 1;
-    groups.emplace_back();
-    for (int k = r; k <= end; ++k) {
-      groups.back().push_back(k);
-    }
-    names.push_back(std::to_string(r));
-  }
-  axis = "ranks, " + std::to_string(per) + " per block";
-  return groups;
-}
-
 // The cell of sender group ga and receiver group gb. It shows, and its
 // tooltip names, the most severe link: one that cannot talk, else one the
 // verdict flagged, else the one with the worst value.
@@ -172,10 +138,12 @@ Cell group_cell(const Matrix &m, const std::vector<int> &ga, const std::vector<i
 
 Grid group_grid(const Matrix &m, const std::vector<std::string> &hosts) {
   Grid g;
-  std::vector<std::vector<int>> groups = rank_groups(m.n, hosts, g.labels, g.axis);
-  g.side = static_cast<int>(groups.size());
-  for (const auto &ga : groups) {
-    for (const auto &gb : groups) {
+  RankGroups groups = rank_groups(m.n, hosts);
+  g.labels = std::move(groups.names);
+  g.axis = std::move(groups.axis);
+  g.side = static_cast<int>(groups.ranks.size());
+  for (const auto &ga : groups.ranks) {
+    for (const auto &gb : groups.ranks) {
       g.cells.push_back(group_cell(m, ga, gb, hosts));
     }
   }
@@ -256,8 +224,41 @@ double axis_labels(std::ostringstream &o, const Grid &g, double left, double top
 
 }  // namespace
 
-std::string svg_heatmap(const Matrix &m, const std::vector<std::string> &hosts) {
-  Grid g = m.n > kMaxSide ? group_grid(m, hosts) : rank_grid(m, hosts);
+RankGroups rank_groups(int n, const std::vector<std::string> &hosts) {
+  RankGroups g;
+  std::map<std::string, std::size_t> by_host;
+  if (hosts.size() == static_cast<std::size_t>(n)) {
+    for (int r = 0; r < n; ++r) {
+      auto [it, added] = by_host.emplace(hosts[static_cast<std::size_t>(r)], g.ranks.size());
+      if (added) {
+        g.ranks.emplace_back();
+        g.names.push_back(it->first);
+      }
+      g.ranks[it->second].push_back(r);
+    }
+  }
+  if (g.ranks.size() >= 2 && g.ranks.size() <= static_cast<std::size_t>(kMaxSide)) {
+    g.axis = "host";
+    return g;
+  }
+  g.ranks.clear();
+  g.names.clear();
+  const int per = (n + kMaxSide - 1) / kMaxSide;
+  for (int r = 0; r < n; r += per) {
+    g.ranks.emplace_back();
+    for (int k = r; k < std::min(n, r + per); ++k) {
+      g.ranks.back().push_back(k);
+    }
+    g.names.push_back(std::to_string(r));
+  }
+  g.axis = "ranks, " + std::to_string(per) + " per block";
+  return g;
+}
+
+std::string svg_heatmap(const Matrix &m, const std::vector<std::string> &hosts, const std::string &drill_id) {
+  const bool grouped = m.n > kMaxSide;
+  const bool drill = grouped && !drill_id.empty();
+  Grid g = grouped ? group_grid(m, hosts) : rank_grid(m, hosts);
   const int n = g.side;
   std::size_t longest = 0;
   for (const std::string &l : g.labels) {
@@ -275,7 +276,11 @@ std::string svg_heatmap(const Matrix &m, const std::vector<std::string> &hosts) 
       const Cell &cl = g.cells[static_cast<std::size_t>(a * n + b)];
       cells << "<rect x=\"" << fmt(left + b * cell) << "\" y=\"" << fmt(top + a * cell) << "\" width=\"" << fmt(cell)
             << "\" height=\"" << fmt(cell) << "\" fill=\"" << fill_of(m, cl) << "\" stroke=\""
-            << (cl.flagged ? "#000" : "#fff") << "\" stroke-width=\"" << (cl.flagged ? fmt(outline) : "1") << "\">";
+            << (cl.flagged ? "#000" : "#fff") << "\" stroke-width=\"" << (cl.flagged ? fmt(outline) : "1") << "\"";
+      if (drill) {   // the drill-down's target: sender group a, receiver group b
+        cells << " data-cell=\"" << a << "," << b << "\"";
+      }
+      cells << ">";
       if (!cl.tip.empty()) {
         cells << "<title>" << html_escape(cl.tip) << "</title>";
       }
@@ -287,10 +292,14 @@ std::string svg_heatmap(const Matrix &m, const std::vector<std::string> &hosts) 
   std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << fmt(std::max(left + side + 20, kMinWidth))
     << "\" height=\"" << fmt(under + 26 + kLegendH) << "\" role=\"img\" aria-label=\"" << html_escape(m.title)
-    << "\" class=\"heatmap\">";
+    << "\" class=\"heatmap\"";
+  if (drill) {
+    o << " data-drill=\"" << html_escape(drill_id) << "\" data-matrix=\"" << html_escape(m.name) << "\"";
+  }
+  o << ">";
   o << "<text x=\"8\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << html_escape(m.title) << "</text>";
   o << "<text x=\"8\" y=\"36\" font-size=\"11\">median " << fmt(m.median, "%.2f") << " " << html_escape(m.unit)
-    << (m.n > kMaxSide ? "; a cell shows the most severe link between two groups (hover for it)" : "") << "</text>";
+    << (grouped ? "; a cell shows the most severe link between two groups (hover for it)" : "") << "</text>";
   o << labels.str() << cells.str();
   o << "<text x=\"" << fmt(left + side / 2) << "\" y=\"" << fmt(under + 12)
     << "\" font-size=\"11\" text-anchor=\"middle\">receiver " << html_escape(g.axis) << " (rows: sender)</text>";

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace rdmxbench {
 
@@ -152,6 +153,9 @@ int main(int argc, char **argv) {
       break;
     }
   }
+  // Before the backend sees argv (MPI_Init may rewrite it); after the
+  // setenv above, which is in effect for the run.
+  Provenance prov = provenance_of(argc, argv);
   std::unique_ptr<Backend> be = make_backend();
   Options opt;
   const char *slash = argc > 0 ? std::strrchr(argv[0], '/') : nullptr;
@@ -176,6 +180,7 @@ int main(int argc, char **argv) {
   rep.backend = be->name();
   rep.backend_version = be->version();
   rep.command = opt.command;
+  rep.provenance = std::move(prov);
   rep.ranks = be->size();
   Ctx ctx(*be, opt, rep);
   run_command(ctx);

@@ -1,11 +1,17 @@
-// bench/report.cc: OSU-style text, JSON and CSV writers.
+// bench/report.cc: OSU-style text, JSON (through nlohmann::json) and CSV
+// writers.
 #include "report.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
+
+extern char **environ;
 
 namespace rdmxbench {
 
@@ -15,115 +21,103 @@ bool integer_column(const std::string &c) { return c == "Size" || c == "Run" || 
 
 std::size_t width(const std::string &column) { return column.size() + 4 > 14 ? column.size() + 4 : 14; }
 
-std::string json_escape(const std::string &s) {
-  std::string o;
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += ch;
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      o += buf;
-    } else {
-      o += ch;
-    }
+using Json = nlohmann::ordered_json;   // keys in the order written
+
+// A figure to six significant digits, as the text output has them; null
+// when not a number.
+Json json_num(double v) {
+  if (!std::isfinite(v)) {
+    return nullptr;
   }
-  return "\"" + o + "\"";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  const double rounded = std::strtod(buf, nullptr);
+  // A whole number is written as one ("40", not "40.0"), as %.6g has it.
+  constexpr double kExactInt = 9007199254740992.0;   // 2^53
+  if (rounded == std::trunc(rounded) && std::fabs(rounded) < kExactInt) {
+    return static_cast<std::int64_t>(rounded);
+  }
+  return rounded;
 }
 
-std::string json_num(double v) {
-  if (!std::isfinite(v)) {
-    return "null";
-  }
+std::string csv_num_text(double v) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
 
-template <typename T, typename F>
-std::string json_array(const std::vector<T> &xs, F &&one) {
-  std::string o = "[";
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    o += (i ? "," : "") + one(xs[i]);
+Json json_table(const Table &t) {
+  Json rows = Json::array();
+  for (const auto &row : t.rows) {
+    Json r = Json::array();
+    for (double v : row) {
+      r.push_back(json_num(v));
+    }
+    rows.push_back(std::move(r));
   }
-  return o + "]";
+  return {{"test", t.test}, {"title", t.title}, {"columns", t.columns}, {"rows", std::move(rows)}, {"notes", t.notes}};
 }
 
-std::string json_table(const Table &t) {
-  std::string o = "{\"test\":" + json_escape(t.test) + ",\"title\":" + json_escape(t.title);
-  o += ",\"columns\":" + json_array(t.columns, json_escape);
-  o += ",\"rows\":" + json_array(t.rows, [](const std::vector<double> &r) { return json_array(r, json_num); });
-  o += ",\"notes\":" + json_array(t.notes, json_escape) + "}";
+// An n x n array of a per-link figure; null for the whole field when absent.
+template <typename F>
+Json json_cells(int n, bool present, F &&cell) {
+  if (!present) {
+    return nullptr;
+  }
+  Json o = Json::array();
+  for (int a = 0; a < n; ++a) {
+    Json row = Json::array();
+    for (int b = 0; b < n; ++b) {
+      row.push_back(cell(a, b));
+    }
+    o.push_back(std::move(row));
+  }
   return o;
 }
 
-// An n x n array of a per-link figure; "null" for the whole field when absent.
-template <typename F>
-std::string json_cells(int n, bool present, F &&cell) {
-  if (!present) {
-    return "null";
-  }
-  std::string o = "[";
-  for (int a = 0; a < n; ++a) {
-    o += a ? ",[" : "[";
-    for (int b = 0; b < n; ++b) {
-      o += (b ? "," : "") + json_num(cell(a, b));
-    }
-    o += "]";
-  }
-  return o + "]";
-}
-
-std::string json_matrix(const Matrix &m) {
-  std::string o = "{\"name\":" + json_escape(m.name) + ",\"title\":" + json_escape(m.title);
-  o += ",\"unit\":" + json_escape(m.unit) + ",\"n\":" + std::to_string(m.n);
-  o += ",\"median\":" + json_num(m.median) + ",\"limit\":" + json_num(m.limit) + ",\"values\":[";
-  std::string flags = "[";
-  std::string errs = "[";
+Json json_matrix(const Matrix &m) {
+  Json errs = Json::array();
   for (int a = 0; a < m.n; ++a) {
-    o += a ? ",[" : "[";
-    flags += a ? ",[" : "[";
     for (int b = 0; b < m.n; ++b) {
-      o += (b ? "," : "") + json_num(m.at(a, b));
-      flags += std::string(b ? "," : "") + (m.flagged[m.idx(a, b)] ? "true" : "false");
       const std::string &e = m.err[m.idx(a, b)];
       if (!e.empty()) {
-        errs += std::string(errs.size() > 1 ? "," : "") + "{\"from\":" + std::to_string(a) +
-                ",\"to\":" + std::to_string(b) + ",\"reason\":" + json_escape(e) + "}";
+        errs.push_back({{"from", a}, {"to", b}, {"reason", e}});
       }
     }
-    o += "]";
-    flags += "]";
   }
-  o += "],\"flagged\":" + flags + "],\"errors\":" + errs + "]";
-  o += ",\"port_mbs\":" + json_cells(m.n, !m.port.empty(), [&](int a, int b) { return m.port_at(a, b); });
-  o += ",\"percent_of_port\":" +
-       json_cells(m.n, !m.port.empty(), [&](int a, int b) { return m.percent_of_port(a, b); });
-  o += ",\"floor_mbs\":" + json_cells(m.n, !m.floor.empty(), [&](int a, int b) { return m.floor_at(a, b); });
-  return o + "}";
+  Json o = {{"name", m.name}, {"title", m.title}, {"unit", m.unit}, {"n", m.n},
+            {"median", json_num(m.median)}, {"limit", json_num(m.limit)}};
+  o["values"] = json_cells(m.n, true, [&](int a, int b) { return json_num(m.at(a, b)); });
+  o["flagged"] = json_cells(m.n, true, [&](int a, int b) { return m.flagged[m.idx(a, b)] != 0; });
+  o["errors"] = std::move(errs);
+  o["port_mbs"] = json_cells(m.n, !m.port.empty(), [&](int a, int b) { return json_num(m.port_at(a, b)); });
+  o["percent_of_port"] =
+      json_cells(m.n, !m.port.empty(), [&](int a, int b) { return json_num(m.percent_of_port(a, b)); });
+  o["floor_mbs"] = json_cells(m.n, !m.floor.empty(), [&](int a, int b) { return json_num(m.floor_at(a, b)); });
+  return o;
 }
 
-std::string json_port(const PortFacts &p) {
-  return "{\"device\":" + json_escape(p.device) + ",\"port\":" + std::to_string(p.port) +
-         ",\"kind\":" + json_escape(p.kind) + ",\"source\":" + json_escape(p.source) +
-         ",\"speed\":" + json_escape(p.speed) + ",\"signal_gbps\":" + json_num(p.known() ? p.signal_gbps : kNaN) +
-         ",\"data_gbps\":" + json_num(p.known() ? p.data_gbps : kNaN) +
-         ",\"netdev_mbps\":" + (p.netdev_mbps > 0 ? std::to_string(p.netdev_mbps) : std::string("null")) +
-         ",\"sm_peers\":" + std::to_string(p.sm_peers) + ",\"detail\":" + json_escape(p.detail) + "}";
+Json json_port(const PortFacts &p) {
+  return {{"device", p.device},
+          {"port", p.port},
+          {"kind", p.kind},
+          {"source", p.source},
+          {"speed", p.speed},
+          {"signal_gbps", json_num(p.known() ? p.signal_gbps : kNaN)},
+          {"data_gbps", json_num(p.known() ? p.data_gbps : kNaN)},
+          {"netdev_mbps", p.netdev_mbps > 0 ? Json(p.netdev_mbps) : Json(nullptr)},
+          {"sm_peers", p.sm_peers},
+          {"detail", p.detail}};
 }
 
-std::string json_min_bw(const MinBwSetting &m) {
-  return "{\"alone_mbs\":" + json_num(m.alone > 0 ? m.alone : kNaN) +
-         ",\"shift_mbs\":" + json_num(m.shift > 0 ? m.shift : kNaN) + ",\"source\":" + json_escape(m.source) +
-         ",\"why\":" + json_escape(m.why) + "}";
+Json json_min_bw(const MinBwSetting &m) {
+  return {{"alone_mbs", json_num(m.alone > 0 ? m.alone : kNaN)},
+          {"shift_mbs", json_num(m.shift > 0 ? m.shift : kNaN)},
+          {"source", m.source},
+          {"why", m.why}};
 }
 
-std::string json_check(const Check &c) {
-  return "{\"name\":" + json_escape(c.name) + ",\"pass\":" + (c.pass ? "true" : "false") +
-         ",\"detail\":" + json_escape(c.detail) + "}";
-}
+Json json_check(const Check &c) { return {{"name", c.name}, {"pass", c.pass}, {"detail", c.detail}}; }
 
 std::string csv_field(const std::string &s) {
   if (s.find_first_of(",\"\n") == std::string::npos) {
@@ -136,7 +130,7 @@ std::string csv_field(const std::string &s) {
   return o + "\"";
 }
 
-std::string csv_num(double v) { return std::isfinite(v) ? json_num(v) : std::string(); }
+std::string csv_num(double v) { return std::isfinite(v) ? csv_num_text(v) : std::string(); }
 
 }  // namespace
 
@@ -419,23 +413,69 @@ void TextOut::matrix(const Matrix &m, const std::vector<std::string> &hosts) con
   std::fflush(f_);
 }
 
-std::string json_report(const Report &r) {
-  std::string o = "{\"tool\":" + json_escape(r.prog) + ",\"command\":" + json_escape(r.command);
-  o += ",\"backend\":" + json_escape(r.backend) + ",\"backend_version\":" + json_escape(r.backend_version);
-  o += ",\"ranks\":" + std::to_string(r.ranks) + ",\"hosts\":" + json_array(r.hosts, json_escape);
-  o += ",\"tables\":" + json_array(std::vector<Table>(r.tables.begin(), r.tables.end()), json_table);
-  o += ",\"matrices\":" + json_array(r.matrices, json_matrix);
-  o += ",\"ports\":" + json_array(r.ports, json_port);
-  if (!r.min_bw.source.empty()) {
-    o += ",\"min_bw\":" + json_min_bw(r.min_bw);
+namespace {
+
+Json json_provenance(const Provenance &p) {
+  Json env = Json::object();
+  for (const auto &[name, value] : p.rdmx_env) {
+    env[name] = value;
   }
-  o += ",\"summary\":" + json_array(r.summary, json_escape);
-  o += ",\"checks\":" + json_array(r.checks, json_check);
-  o += ",\"verification\":{\"enabled\":" + std::string(r.verify ? "true" : "false") +
-       ",\"bytes_checked\":" + std::to_string(r.bytes_checked) +
-       ",\"mismatches\":" + std::to_string(r.mismatches) + "}";
-  o += ",\"result\":" + json_escape(r.passed() ? "PASS" : "FAIL") + "}\n";
-  return o;
+  return {{"argv", p.argv}, {"started", p.started_utc}, {"environment", std::move(env)}};
+}
+
+}  // namespace
+
+Provenance provenance_of(int argc, char **argv) {
+  Provenance p;
+  for (int i = 0; i < argc; ++i) {
+    p.argv.emplace_back(argv[i]);
+  }
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  char when[32] = "";
+  if (gmtime_r(&now, &utc) != nullptr) {
+    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  }
+  p.started_utc = when;
+  for (char **e = environ; *e != nullptr; ++e) {
+    const char *eq = std::strchr(*e, '=');
+    if (std::strncmp(*e, "RDMX_", 5) == 0 && eq != nullptr) {
+      p.rdmx_env.emplace_back(std::string(*e, static_cast<std::size_t>(eq - *e)), std::string(eq + 1));
+    }
+  }
+  std::sort(p.rdmx_env.begin(), p.rdmx_env.end());
+  return p;
+}
+
+// Through nlohmann::json: every string escaped, invalid UTF-8 replaced
+// (U+FFFD) rather than written out.
+std::string json_report(const Report &r) {
+  Json o = {{"tool", r.prog}, {"command", r.command}, {"provenance", json_provenance(r.provenance)},
+            {"backend", r.backend}, {"backend_version", r.backend_version}, {"ranks", r.ranks}, {"hosts", r.hosts}};
+  Json tables = Json::array(), matrices = Json::array(), ports = Json::array(), checks = Json::array();
+  for (const Table &t : r.tables) {
+    tables.push_back(json_table(t));
+  }
+  for (const Matrix &m : r.matrices) {
+    matrices.push_back(json_matrix(m));
+  }
+  for (const PortFacts &p : r.ports) {
+    ports.push_back(json_port(p));
+  }
+  for (const Check &c : r.checks) {
+    checks.push_back(json_check(c));
+  }
+  o["tables"] = std::move(tables);
+  o["matrices"] = std::move(matrices);
+  o["ports"] = std::move(ports);
+  if (!r.min_bw.source.empty()) {
+    o["min_bw"] = json_min_bw(r.min_bw);
+  }
+  o["summary"] = r.summary;
+  o["checks"] = std::move(checks);
+  o["verification"] = {{"enabled", r.verify}, {"bytes_checked", r.bytes_checked}, {"mismatches", r.mismatches}};
+  o["result"] = r.passed() ? "PASS" : "FAIL";
+  return o.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 // One section per table (its own header line), then the matrices in long form.

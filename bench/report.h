@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "port_facts.h"
@@ -67,8 +68,19 @@ struct Check {
   std::string detail;
 };
 
+// Where a report came from, as rank 0 saw it: the command line, when the run
+// started, and the RDMX_* variables in its environment (as set; a variable
+// left unset takes its default, docs/configuration.md).
+struct Provenance {
+  std::vector<std::string> argv;
+  std::string started_utc;   // ISO 8601, "2026-11-27T04:05:52Z"
+  std::vector<std::pair<std::string, std::string>> rdmx_env;   // sorted by name
+};
+Provenance provenance_of(int argc, char **argv);
+
 struct Report {
   std::string prog, backend, backend_version, command;
+  Provenance provenance;
   int ranks = 0;
   std::vector<std::string> hosts;
   std::deque<Table> tables;         // deque: references stay valid while rows stream in

@@ -13,7 +13,7 @@
 #   testbed  the Soft-RoCE qemu guest and the profiler
 set -euo pipefail
 
-# nlohmann-json3-dev is header only: rdmx-info (built by default) writes its JSON with it.
+# nlohmann-json3-dev is header only: rdmx-info and rdmx-bench (built by default) write JSON with it.
 LIB_DEBS=(build-essential cmake pkg-config ccache rdma-core libibverbs-dev librdmacm-dev ibverbs-providers
           libhwloc-dev libpmix-dev nlohmann-json3-dev)
 TOOLS_DEBS=(ibverbs-utils rdmacm-utils perftest hwloc openmpi-bin libopenmpi-dev libbenchmark-dev

@@ -2,8 +2,10 @@
 // too big to run here (RANKS ranks on HOSTS hosts, made up), with one link
 // flagged in both matrices and one pair that cannot talk in the bandwidth
 // matrix, for bench_html_render.sh to check that the heat maps stay readable
-// (one cell per host pair) and still point at the bad link.
+// (one cell per host pair) and still point at the bad link, and that a host
+// pair's drill-down shows its links as the run's JSON (OUT.json) has them.
 // Usage: bench_html_synth OUT.html RANKS HOSTS FLAGGED_SENDER FLAGGED_RECEIVER SILENT_SENDER SILENT_RECEIVER
+//        [OUT.json]
 #include "report.h"
 
 #include <cstdio>
@@ -39,9 +41,9 @@ Matrix make(const char *name, const char *title, const char *unit, bool higher, 
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 8) {
+  if (argc != 8 && argc != 9) {
     std::fprintf(stderr, "usage: %s OUT.html RANKS HOSTS FLAGGED_SENDER FLAGGED_RECEIVER SILENT_SENDER "
-                         "SILENT_RECEIVER\n", argv[0]);
+                         "SILENT_RECEIVER [OUT.json]\n", argv[0]);
     return 2;
   }
   int n = std::atoi(argv[2]), hosts = std::atoi(argv[3]);
@@ -66,7 +68,8 @@ int main(int argc, char **argv) {
   r.matrices = {lat, bw};
   r.checks.push_back({"all-pair links", false, "1 suspect, 1 cannot talk"});
   std::string err;
-  if (!rdmxbench::write_output(argv[1], rdmxbench::html_report(r), err)) {
+  if (!rdmxbench::write_output(argv[1], rdmxbench::html_report(r), err) ||
+      (argc == 9 && !rdmxbench::write_output(argv[8], rdmxbench::json_report(r), err))) {
     std::fprintf(stderr, "bench_html_synth: %s\n", err.c_str());
     return 1;
   }

@@ -1,7 +1,9 @@
 // rdmx-bench's port rate rules on made-up runs (no device, no launcher):
 // the default --min-bw (bench/linkrate.h), the per-link floors it puts on a
-// bandwidth matrix, and the per-host text matrices beyond 16 ranks.
+// bandwidth matrix, the per-host text matrices beyond 16 ranks, and the
+// HTML heat maps' drill-down data beyond 64 ranks.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "allpairs.h"
+#include "html_svg.h"
 #include "linkrate.h"
 #include "report.h"
 
@@ -276,6 +279,93 @@ TEST(BenchVerdict, SlowPathBetweenTwoHostsIsNamed) {
       if (a != b && j.hosts[a] != j.hosts[b] && (j.hosts[a] == "node01" || j.hosts[b] == "node01")) m.at(a, b) = 100;
   flag_matrix(m, FlagRule{0.5, 1000.0, 0.0});  // an absolute floor: most links may be slow
   EXPECT_NE(verdict_of(m, j.hosts).find("suspect host node01"), std::string::npos) << verdict_of(m, j.hosts);
+}
+
+// Beyond kMaxHeatmapSide ranks the page carries each link once, as a log
+// code of value / median, for its script to draw a host pair rank by rank;
+// the block is inert JSON that no host name or reason can break out of.
+TEST(BenchHtml, DrillDownDataBeyondSixtyFourRanks) {
+  const int hosts = 5, per_host = 16, n = hosts * per_host;
+  Job j = job(hosts, per_host, port("hardware", kEdr4xGbps, per_host - 1));
+  for (int r = n - per_host; r < n; ++r) {
+    j.hosts[static_cast<std::size_t>(r)] = "node04</script><b>";   // a hostile host name
+  }
+  Matrix m = bw_matrix(n, 10000.0);
+  m.median = 10000.0;
+  m.at(3, 40) = 1234.5;
+  m.flagged[m.idx(3, 40)] = 1;
+  m.at(70, 2) = 0.37;   // far below the median: kept to the same relative precision
+  m.err[m.idx(79, 0)] = "cannot talk (alone): <no progress>";
+  m.at(79, 0) = kNaN;
+
+  const std::string block = drill_data(m, j.hosts, "drill-7");
+  ASSERT_EQ(block.rfind("<script type=\"application/json\" class=\"rdmx-drill\" id=\"drill-7\">", 0), 0u) << block;
+  const std::size_t body = block.find('>') + 1, end = block.rfind("</script>");
+  EXPECT_EQ(block.find('<', body), end) << "a '<' inside the block";
+  const nlohmann::json d = nlohmann::json::parse(block.substr(body, end - body));
+  ASSERT_EQ(d["q"].size(), static_cast<std::size_t>(n * n));
+  auto value = [&](int a, int b) {
+    const nlohmann::json &q = d["q"][static_cast<std::size_t>(m.idx(a, b))];
+    return q.is_null() ? kNaN : d["ref"].get<double>() * std::exp(q.get<double>() * d["step"].get<double>());
+  };
+  constexpr double kKept = 0.0005;   // 0.05 %
+  EXPECT_NEAR(value(3, 40), 1234.5, 1234.5 * kKept);
+  EXPECT_NEAR(value(70, 2), 0.37, 0.37 * kKept);
+  EXPECT_NEAR(value(1, 2), 10000.0, 10000.0 * kKept);
+  EXPECT_TRUE(std::isnan(value(5, 5)));
+  EXPECT_EQ(d["q"][static_cast<std::size_t>(m.idx(1, 2))], 0) << "the median codes as 0";
+  EXPECT_EQ(d["flagged"], nlohmann::json::array({m.idx(3, 40)}));
+  ASSERT_EQ(d["errors"].size(), 1u);
+  EXPECT_EQ(d["errors"][0][0], m.idx(79, 0));
+  EXPECT_EQ(d["reasons"][d["errors"][0][1].get<std::size_t>()], "cannot talk (alone): <no progress>");
+  EXPECT_EQ(d["axis"], "host");
+  EXPECT_EQ(d["labels"].size(), static_cast<std::size_t>(hosts));
+  EXPECT_EQ(d["group"][static_cast<std::size_t>(n - 1)], hosts - 1);
+  EXPECT_EQ(d["hosts"][d["host"][static_cast<std::size_t>(n - 1)].get<std::size_t>()], "node04</script><b>");
+
+  // The page: the map's cells are the drill-down's targets, one script.
+  Report r;
+  r.ranks = n;
+  r.hosts = j.hosts;
+  r.matrices = {m};
+  const std::string page = html_report(r);
+  EXPECT_NE(page.find("data-drill=\"drill-0\" data-matrix=\"bw_alone\""), std::string::npos);
+  EXPECT_NE(page.find("data-cell=\"0,2\""), std::string::npos);
+  ASSERT_NE(page.find("<script>"), std::string::npos);
+  EXPECT_EQ(page.find("<script>"), page.rfind("<script>")) << "the script once";
+
+  // At most kMaxHeatmapSide ranks: one cell per rank pair, no script.
+  Report small;
+  small.ranks = kMaxHeatmapSide;
+  small.matrices = {bw_matrix(kMaxHeatmapSide, 10000.0)};
+  EXPECT_EQ(drill_data(small.matrices[0], {}, "drill-0"), "");
+  EXPECT_EQ(html_report(small).find("<script"), std::string::npos);
+}
+
+// rdmx-bench's --json parses whatever its strings hold: quotes, control
+// characters, bytes that are not UTF-8 (replaced), and keeps whole numbers
+// whole and other figures to six significant digits.
+TEST(BenchJson, AnyStringParses) {
+  Report r;
+  r.prog = "rdmx-bench";
+  r.command = "allpairs";
+  r.ranks = 2;
+  r.hosts = {"a\"b\\c\t", "bad\xff\xfe" "byte"};
+  r.provenance.argv = {"rdmx-bench", "--note", "it's \"quoted\""};
+  r.provenance.rdmx_env = {{"RDMX_DEVICE", "mlx5_0\n"}};
+  Matrix m = bw_matrix(2, 12345.6789);
+  m.at(1, 0) = 40.0;
+  m.err[m.idx(0, 1)] = "cannot talk: \x01";
+  r.matrices = {m};
+  const nlohmann::json d = nlohmann::json::parse(json_report(r));
+  EXPECT_EQ(d["hosts"][0], "a\"b\\c\t");
+  EXPECT_EQ(d["hosts"][1], "bad\xef\xbf\xbd\xef\xbf\xbd" "byte") << "U+FFFD for each byte that is not UTF-8";
+  EXPECT_EQ(d["provenance"]["argv"][2], "it's \"quoted\"");
+  EXPECT_EQ(d["provenance"]["environment"]["RDMX_DEVICE"], "mlx5_0\n");
+  EXPECT_EQ(d["matrices"][0]["errors"][0]["reason"], "cannot talk: \x01");
+  EXPECT_TRUE(d["matrices"][0]["values"][1][0].is_number_integer());
+  EXPECT_DOUBLE_EQ(d["matrices"][0]["values"][0][1].get<double>(), 12345.7);
+  EXPECT_TRUE(d["matrices"][0]["values"][0][0].is_null());
 }
 
 }  // namespace

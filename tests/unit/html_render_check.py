@@ -4,6 +4,7 @@
 Usage: html_render_check.py DOM PNG healthy JSON
        html_render_check.py DOM PNG flagged JSON SENDER:RECEIVER
        html_render_check.py DOM PNG grouped SIDE SENDER:RECEIVER SILENT_SENDER:SILENT_RECEIVER
+       html_render_check.py DOM PNG drill JSON MATRIX SENDER_HOST RECEIVER_HOST
 
 DOM is the page after Chromium loaded it (--dump-dom), PNG a screenshot of
 it, JSON the same run's --json. The checks: the heat maps exist, one cell
@@ -14,7 +15,13 @@ screen either; with a link made slow, that link is among them, and red
 shows on screen); a cell is red exactly when its tooltip says it was flagged. Grouped: a
 synthetic run too big to draw one cell per rank pair shows SIDE x SIDE
 cells (host pairs) no wider than the page, one red cell per matrix that
-names the flagged link, and black only where the silent pair is.
+names the flagged link, and black only where the silent pair is. Drill: the
+page was loaded with #drill=SENDER_HOST,RECEIVER_HOST (MATRIX "-") or
+#drill=MATRIX,SENDER_HOST,RECEIVER_HOST; each map so opened is hidden and
+its host pair is drawn rank by rank instead: one cell per rank pair of the
+two hosts, each with the JSON's value (to three significant digits), red
+exactly where the verdict flagged a link, black exactly where a pair cannot
+talk; every other map stays as it was (MATRIX "none": every map).
 """
 import html.parser
 import json
@@ -29,6 +36,9 @@ CANNOT_TALK_FILL = "#222"
 PAIR_RE = re.compile(r"^rank (\d+)\b.* -> rank (\d+)\b")      # a cell per rank pair
 TIP_RE = re.compile(r"\brank (\d+)\b[^>]* -> rank (\d+)\b")   # also a host pair's example link
 MAX_WIDTH = 1100                                                # the page's width
+VALUE_RE = re.compile(r" -> rank \d+\b[^:]*: (-?[0-9.]+(?:e[-+]?\d+)?) ")   # a drill-down cell's value
+MIN_RED_PIXELS, MIN_RED_PIXELS_DRILL = 100, 10   # a red cell on the half-scale screenshot
+VALUE_TOLERANCE = 0.006      # three significant digits (0.5 %) of a value kept to 0.05 %
 
 
 class Page(html.parser.HTMLParser):
@@ -45,6 +55,7 @@ class Page(html.parser.HTMLParser):
         a = dict(attrs)
         if tag == "svg":
             self.cur = {"label": a.get("aria-label", ""), "class": a.get("class", ""), "width": a.get("width"),
+                        "matrix": a.get("data-matrix"), "style": a.get("style") or "",
                         "rects": [], "dots_x": set(), "polylines": 0, "text": ""}
             self.svgs.append(self.cur)
         elif self.cur is None:
@@ -188,6 +199,61 @@ def check_group_cells(m, side, link, silent, errors):
     return n_red
 
 
+def check_drill_cell(label, r, m, a, b, errors):
+    """One rank cell of a drill-down against the run's JSON: colour and
+    tooltip say what the verdict and the value say. Returns True if red."""
+    reason = next((e["reason"] for e in m["errors"] if (e["from"], e["to"]) == (a, b)), None)
+    flagged = bool(m["flagged"][a][b]) and reason is None
+    red = r["fill"] == FLAGGED_FILL
+    if red != flagged or (red and "(flagged)" not in r["title"]):
+        errors.append(f"drill-down '{label}': cell {a} -> {b} red={red}, the verdict flagged={flagged}")
+    if reason is not None:
+        if r["fill"] != CANNOT_TALK_FILL or reason not in r["title"]:
+            errors.append(f"drill-down '{label}': silent pair {a} -> {b} drawn {r['fill']}, '{r['title']}'")
+        return red
+    got, want = VALUE_RE.search(r["title"]), m["values"][a][b]
+    if got is None or abs(float(got.group(1)) - want) > VALUE_TOLERANCE * abs(want):
+        errors.append(f"drill-down '{label}': cell {a} -> {b} says '{r['title']}', the run measured {want}")
+    return red
+
+
+def check_drill(page, json_path, matrix, rows_host, cols_host, errors):
+    """The maps opened by the fragment show their host pair rank by rank;
+    the others are untouched. Returns the number of red cells drawn."""
+    with open(json_path, encoding="utf-8") as f:
+        doc = json.load(f)
+    rows = [r for r, h in enumerate(doc["hosts"]) if h == rows_host]
+    cols = [r for r, h in enumerate(doc["hosts"]) if h == cols_host]
+    want_pairs = {(a, b) for a in rows for b in cols if a != b}
+    if not want_pairs:
+        errors.append(f"no rank pair between hosts {rows_host} and {cols_host} in {json_path}")
+    n_red = 0
+    for m in doc["matrices"]:
+        opened = matrix in ("-", m["name"])
+        grouped = [s for s in page.svgs if s["matrix"] == m["name"]]
+        drills = [s for s in page.svgs if "drill" in s["class"].split() and s["label"].startswith(m["title"] + ", ")]
+        if len(grouped) != 1:
+            errors.append(f"matrix {m['name']}: {len(grouped)} grouped maps with drill-down, not 1")
+            continue
+        if len(drills) != (1 if opened else 0) or ("display: none" in grouped[0]["style"]) != opened:
+            errors.append(f"matrix {m['name']}: {len(drills)} drill-downs, map hidden: "
+                          f"{'display: none' in grouped[0]['style']}; expected open: {opened}")
+            continue
+        if not opened:
+            continue
+        cells = {}
+        for r in drills[0]["rects"]:
+            hit = PAIR_RE.match(r["title"])
+            if hit:
+                cells[tuple(int(x) for x in hit.groups())] = r
+        if set(cells) != want_pairs:
+            errors.append(f"drill-down '{drills[0]['label']}': {len(cells)} rank cells, not the "
+                          f"{len(want_pairs)} links {rows_host} -> {cols_host}")
+        for (a, b), r in sorted(cells.items()):
+            n_red += check_drill_cell(drills[0]["label"], r, m, a, b, errors)
+    return n_red
+
+
 def check(dom, png, mode, args):
     errors = []
     shown_link = False
@@ -202,8 +268,10 @@ def check(dom, png, mode, args):
             errors.append(f"chart '{s['label']}' is drawn with a single size on its x axis")
     values = [s for s in page.svgs if "values" in s["class"].split()]
     n_red_cells = 0
-    flagged = flagged_cells(args[0]) if mode != "grouped" else {}
-    for m in maps:
+    flagged = flagged_cells(args[0]) if mode in ("healthy", "flagged") else {}
+    if mode == "drill":
+        n_red_cells = check_drill(page, *args, errors)
+    for m in maps if mode != "drill" else []:
         if mode == "grouped":
             n_red_cells += check_group_cells(m, args[0], args[1], args[2], errors)
             continue
@@ -213,7 +281,7 @@ def check(dom, png, mode, args):
         n_red_cells += len(red)
         if mode == "flagged" and {args[1], args[1][::-1]} & red:
             shown_link = True
-    any_flag = mode == "grouped" or any(flagged.values())
+    any_flag = mode == "grouped" or any(flagged.values()) or n_red_cells > 0
     if mode == "healthy" and any_flag:
         # Timing noise on a shared host can trip the absolute limits; the
         # red cells were checked against the flags above all the same.
@@ -223,9 +291,11 @@ def check(dom, png, mode, args):
     n_red, n_ink = screen_counts(png)
     if n_ink < 1000:
         errors.append(f"the screenshot is blank ({n_ink} non-white pixels)")
-    if not any_flag and n_red:
+    # A drill-down's red cell is small, and a map it left closed may show red.
+    min_red = MIN_RED_PIXELS_DRILL if mode == "drill" else MIN_RED_PIXELS
+    if not any_flag and n_red and mode != "drill":
         errors.append(f"{n_red} red pixels on screen in a run whose verdict flags no link")
-    if any_flag and n_red < 100:
+    if any_flag and n_red < min_red:
         errors.append(f"the flagged link shows only {n_red} red pixels on screen")
     print(f"{dom}: {len(page.svgs)} figures, {len(maps)} heat maps, {len(values)} lone-value figures, "
           f"{n_red_cells} red cells, {n_red} red of {n_ink} inked pixels")
@@ -242,6 +312,8 @@ def parse_args(argv):
         return mode, (rest[0], pair(rest[1]))
     if mode == "grouped" and len(rest) == 3:
         return mode, (int(rest[0]), pair(rest[1]), pair(rest[2]))
+    if mode == "drill" and len(rest) == 4:
+        return mode, tuple(rest)
     return None
 
 

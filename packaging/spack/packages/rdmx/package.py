@@ -62,7 +62,8 @@ class Rdmx(CMakePackage):
     depends_on("hwloc")
     depends_on("pmix")
 
-    # rdmx-info writes its JSON with nlohmann::json (header only).
+    # rdmx-info writes its JSON, and rdmx-bench its HTML report's drill-down data,
+    # with nlohmann::json (header only).
     depends_on("nlohmann-json@3:", type="build", when="+bench")
     depends_on("mpi", when="+bench_mpi")
     depends_on("benchmark", when="+micro")
