@@ -117,6 +117,10 @@ class RdmxBackend final : public Backend {
     p.netdev_mbps = info.netdev_mbps;
     p.sm_peers = info.sm_peers;
     p.detail = info.detail;
+    p.fw_ver = info.fw_ver;
+    p.state = info.state;
+    p.active_mtu = info.active_mtu;
+    p.link_layer = info.link_layer;
     return p;
   }
   bool unavailable(const Status &s) const override { return s.code == RDMX_ERR_NO_DEVICE; }

@@ -166,14 +166,18 @@ struct PortRecord {
   char source[16];
   char speed[32];
   char detail[256];
+  char fw_ver[64];
+  char state[16];
+  char link_layer[16];
   double signal_gbps;
   double data_gbps;
   std::int32_t port;
   std::int32_t netdev_mbps;
   std::int32_t sm_peers;
-  std::int32_t reserved;
+  std::int32_t active_mtu;
 };
-static_assert(sizeof(PortRecord) == 64 + 16 + 16 + 32 + 256 + 2 * 8 + 4 * 4, "PortRecord has no padding");
+static_assert(sizeof(PortRecord) == 64 + 16 + 16 + 32 + 256 + 64 + 16 + 16 + 2 * 8 + 4 * 4,
+              "PortRecord has no padding");
 
 template <std::size_t N>
 void put(char (&dst)[N], const std::string &s) {
@@ -203,6 +207,10 @@ const std::vector<PortFacts> &Ctx::ports() {
   mine.port = p.port;
   mine.netdev_mbps = p.netdev_mbps;
   mine.sm_peers = p.sm_peers;
+  put(mine.fw_ver, p.fw_ver);
+  put(mine.state, p.state);
+  put(mine.link_layer, p.link_layer);
+  mine.active_mtu = p.active_mtu;
   std::vector<PortRecord> all(static_cast<std::size_t>(nranks));
   check(be.allgather(&mine, sizeof mine, all.data()), "allgather of port rates", -1, sizeof mine);
   for (const PortRecord &r : all) {
@@ -217,6 +225,10 @@ const std::vector<PortFacts> &Ctx::ports() {
     f.port = r.port;
     f.netdev_mbps = r.netdev_mbps;
     f.sm_peers = r.sm_peers;
+    f.fw_ver = get(r.fw_ver);
+    f.state = get(r.state);
+    f.link_layer = get(r.link_layer);
+    f.active_mtu = r.active_mtu;
     rep.ports.push_back(f);
   }
   return rep.ports;

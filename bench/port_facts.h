@@ -18,6 +18,10 @@ struct PortFacts {
   double data_gbps = 0.0;           // 0: unknown
   int netdev_mbps = -1;
   int sm_peers = 0;                 // peers reached through shared memory, not the port
+  std::string fw_ver;               // the device's firmware, "" unknown
+  std::string state;                // "PORT_ACTIVE", ...; "" no port
+  int active_mtu = 0;               // bytes; 0 unknown
+  std::string link_layer;           // "InfiniBand", "Ethernet"; "" no port
   std::string detail;               // where the rate came from, or why it is unknown
   bool known() const { return data_gbps > 0; }
   std::string label() const;        // "mlx5_0:1 4x EDR, 100 Gb/s data" or "unknown (...)"

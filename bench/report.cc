@@ -107,7 +107,11 @@ Json json_port(const PortFacts &p) {
           {"data_gbps", json_num(p.known() ? p.data_gbps : kNaN)},
           {"netdev_mbps", p.netdev_mbps > 0 ? Json(p.netdev_mbps) : Json(nullptr)},
           {"sm_peers", p.sm_peers},
-          {"detail", p.detail}};
+          {"detail", p.detail},
+          {"fw_ver", p.fw_ver},
+          {"state", p.state},
+          {"active_mtu", p.active_mtu > 0 ? Json(p.active_mtu) : Json(nullptr)},
+          {"link_layer", p.link_layer}};
 }
 
 Json json_min_bw(const MinBwSetting &m) {

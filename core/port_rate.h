@@ -30,6 +30,10 @@ struct PortAttrs {
     bool ethernet = false;       // link layer Ethernet: RoCE
     std::string netdev;          // RoCE: the netdev behind GID 0, "" unknown
     int netdev_mbps = -1;        // its /sys/class/net/<if>/speed; -1 (or 0) unknown, as on virtual NICs
+    // What an administrator compares across hosts (not used for the rate).
+    std::string fw_ver;          // ibv_device_attr.fw_ver, "" unknown
+    std::string state;           // ibv_port_state_str: "PORT_ACTIVE", ...
+    uint32_t active_mtu = 0;     // bytes (ibv_port_attr.active_mtu); 0 unknown
 };
 
 // One InfiniBand lane speed (the IBTA names; the codes are ibv_port_attr's).

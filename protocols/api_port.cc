@@ -1,6 +1,8 @@
 // rdmx_get_port_info: the RDMA port a context's rc lane uses and its rate
 // (core/port_rate.h), for tools that compare a measured bandwidth with what
 // the link can carry.
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +31,12 @@ int port_of(const std::string &lane_name) {
     return colon == std::string::npos ? 0 : std::atoi(lane_name.c_str() + colon + 1);
 }
 
+// The struct as first published ended at `detail`: callers built against it
+// pass that size and get those fields.
+constexpr size_t kFirstVersion = offsetof(rdmx_port_info_t, fw_ver);
+
+rdmx_status_t fill_port_info(Ctx *ctx, rdmx_port_info_t *info);
+
 }  // namespace
 
 extern "C" {
@@ -45,13 +53,26 @@ rdmx_status_t rdmx_get_port_info(rdmx_context_h handle, rdmx_port_info_t *info) 
     if (rdmx_status_t st = check_handle("rdmx_get_port_info", handle, &h)) return st;
     Ctx *ctx = h.c;
     if (info == nullptr) RDMX_BAD_ARG("rdmx_get_port_info: info is NULL");
-    if (info->struct_size < sizeof(rdmx_port_info_t))
+    if (info->struct_size < kFirstVersion)
         RDMX_BAD_ARG("rdmx_get_port_info: info->struct_size is %zu (call rdmx_port_info_init first)",
                      info->struct_size);
-    // Every field is written afresh: a struct may be passed again.
-    const size_t size = info->struct_size;
-    rdmx_port_info_init(info);
+    // Every field is written afresh (a struct may be passed again), into a
+    // whole struct of today's size, of which the caller gets what its
+    // struct_size covers.
+    const size_t size = std::min(info->struct_size, sizeof(rdmx_port_info_t));
+    rdmx_port_info_t all;
+    rdmx_status_t st = fill_port_info(ctx, &all);
+    std::memcpy(info, &all, size);
     info->struct_size = size;
+    return st;
+}
+
+}  // extern "C"
+
+namespace {
+
+rdmx_status_t fill_port_info(Ctx *ctx, rdmx_port_info_t *info) {
+    rdmx_port_info_init(info);
     std::string device, lane;
     {
         std::lock_guard<rdmx::SpinLock> g(ctx->lock);
@@ -88,7 +109,11 @@ rdmx_status_t rdmx_get_port_info(rdmx_context_h handle, rdmx_port_info_t *info) 
     info->signal_gbps = r.signal_gbps;
     info->data_gbps = r.data_gbps;
     info->netdev_mbps = attrs.netdev_mbps;
+    copy_str(info->fw_ver, attrs.fw_ver);
+    copy_str(info->state, attrs.state);
+    info->active_mtu = static_cast<int>(attrs.active_mtu);
+    copy_str(info->link_layer, attrs.ethernet ? "Ethernet" : "InfiniBand");
     return RDMX_OK;
 }
 
-}  // extern "C"
+}  // namespace

@@ -25,6 +25,12 @@ std::string roce_netdev(const std::string &device, uint8_t port) {
     return read_line("/sys/class/infiniband/" + device + "/ports/" + std::to_string(port) + "/gid_attrs/ndevs/0");
 }
 
+// enum ibv_mtu (IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5) in bytes; 0 unknown.
+uint32_t mtu_bytes(ibv_mtu m) {
+    constexpr uint32_t kSmallestMtu = 256;
+    return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? kSmallestMtu << (m - IBV_MTU_256) : 0;
+}
+
 }  // namespace
 
 int netdev_speed_mbps(const std::string &ifname, const std::string &sysfs) {
@@ -51,13 +57,18 @@ bool query_port_attrs(const std::string &device, uint8_t port, PortAttrs *out, s
     ibv_device_attr da{};
     ibv_port_attr pa{};
     int e = vx::query_device(ctx, &da);
-    if (e == 0) out->vendor_id = da.vendor_id;
+    if (e == 0) {
+        out->vendor_id = da.vendor_id;
+        out->fw_ver = std::string(da.fw_ver, strnlen(da.fw_ver, sizeof(da.fw_ver)));
+    }
     if (e == 0) e = vx::query_port(ctx, port, &pa);
     ibv_close_device(ctx);
     if (e != 0) {
         *why = "device " + device + ":" + std::to_string(port) + ": " + std::strerror(e);
         return false;
     }
+    out->state = ibv_port_state_str(pa.state);
+    out->active_mtu = mtu_bytes(pa.active_mtu);
     out->active_speed = pa.active_speed;
     out->active_width = pa.active_width;
     out->ethernet = pa.link_layer == IBV_LINK_LAYER_ETHERNET;

@@ -391,7 +391,8 @@ RDMX_API rdmx_status_t rdmx_get_stats(rdmx_context_h ctx, rdmx_stats_t *stats);
  * singleton, uses no port: device is "" and the rates are 0. Not on a hot
  * path: it opens the device for a moment.
  * Errors: RDMX_ERR_INVALID_ARG for a NULL or finalized context, a NULL info,
- * or a struct_size smaller than the first version of this struct.
+ * or a struct_size smaller than the first version of this struct (which
+ * ended at `detail`; a caller built against it gets the fields it knows).
  */
 typedef struct rdmx_port_info {
     size_t struct_size;   /* set by rdmx_port_info_init */
@@ -406,6 +407,11 @@ typedef struct rdmx_port_info {
     int rc_peers;         /* peers this rank reaches through the port */
     int sm_peers;         /* peers it reaches through shared memory instead */
     char detail[256];     /* one sentence: where the figures came from, or why they are unknown */
+    /* Added after the first version: filled when struct_size covers them. */
+    char fw_ver[64];      /* the device's firmware version; "" unknown (Soft-RoCE has none) */
+    char state[16];       /* the port's state: "PORT_ACTIVE", "PORT_DOWN", ...; "" without a port */
+    int active_mtu;       /* the port's active MTU in bytes; 0 unknown or no port */
+    char link_layer[16];  /* "InfiniBand" or "Ethernet" (RoCE); "" without a port */
 } rdmx_port_info_t;
 RDMX_API void rdmx_port_info_init(rdmx_port_info_t *info);
 RDMX_API rdmx_status_t rdmx_get_port_info(rdmx_context_h ctx, rdmx_port_info_t *info);

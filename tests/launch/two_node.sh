@@ -87,10 +87,15 @@ step "launch_job under mpirun in a 2-node allocation (salloc)" "$want_job" \
 json=$shared/bringup.json
 step "rdmx-bench bringup --verify across two hosts" "." \
   "${srun_2x2[@]}" --mpi=pmix "$build/bench/rdmx-bench" bringup --verify --quick --flag-fraction 0 --json "$json"
-if grep -q '"vm0"' "$json" 2>/dev/null && grep -q '"vm1"' "$json" 2>/dev/null; then
-  echo "two_node: the bring-up report names both hosts: PASS"
+# ... and records each rank's port as an administrator compares them
+# across hosts (state, MTU, link layer: rdmx_get_port_info).
+if grep -q '"vm0"' "$json" 2>/dev/null && grep -q '"vm1"' "$json" 2>/dev/null &&
+   grep -Eq '"state": *"PORT_ACTIVE"' "$json" && grep -Eq '"active_mtu": *[0-9]+' "$json" &&
+   grep -Eq '"link_layer": *"Ethernet"' "$json"; then
+  echo "two_node: the bring-up report names both hosts and their ports: PASS"
 else
-  echo "two_node: the bring-up report names both hosts: FAIL (vm0 and vm1 not both in $json)"
+  echo "two_node: the bring-up report names both hosts and their ports: FAIL (vm0, vm1 or a port's state, MTU or link layer missing in $json)"
+  grep -Eo '"ports": *\[[^]]*\]' "$json" 2>/dev/null | head -c 2000
   fails=$((fails + 1))
 fi
 grep -h "Ranks:\|Verdict\|Data:" "$shared/step.out" 2>/dev/null | sed 's/^/    /'

@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -78,6 +80,21 @@ TEST(ApiLifetime, PortInfoOfASingletonHasNoPort) {
     EXPECT_STREQ(pi.kind, "unknown");
     EXPECT_STREQ(pi.source, "unknown");
     EXPECT_NE(std::string(pi.detail).find("no RDMA port"), std::string::npos) << pi.detail;
+    EXPECT_STREQ(pi.state, "");
+    EXPECT_EQ(pi.active_mtu, 0);
+    // A caller built against the first version of the struct (which ended
+    // at `detail`) gets those fields, and nothing is written past them.
+    rdmx_port_info_t old;
+    const size_t first = offsetof(rdmx_port_info_t, fw_ver);
+    std::memset(&old, 0x5a, sizeof(old));
+    old.struct_size = first;
+    ASSERT_EQ(rdmx_get_port_info(ctx, &old), RDMX_OK);
+    EXPECT_EQ(old.struct_size, first);
+    EXPECT_STREQ(old.device, "");
+    EXPECT_EQ(old.fw_ver[0], 0x5a) << "a field past the caller's struct_size was written";
+    EXPECT_EQ(old.active_mtu, 0x5a5a5a5a);
+    old.struct_size = first - 1;
+    EXPECT_EQ(rdmx_get_port_info(ctx, &old), RDMX_ERR_INVALID_ARG);
     pi.rc_peers = 5;   // a struct passed again is filled afresh
     ASSERT_EQ(rdmx_get_port_info(ctx, &pi), RDMX_OK);
     EXPECT_EQ(pi.rc_peers, 0);
