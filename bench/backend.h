@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "port_facts.h"
 
@@ -61,6 +62,9 @@ class Backend {
     p.detail = "the " + name() + " backend cannot tell which port it uses";
     return p;
   }
+  // The library's effective configuration (after start()), for the report's
+  // provenance; empty when the backend cannot tell.
+  virtual std::vector<Setting> settings() const { return {}; }
   // True when a failed start() means "no device here" (the run is skipped).
   virtual bool unavailable(const Status &) const { return false; }
   [[noreturn]] virtual void abort(int exit_code) = 0;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <vector>
 
 namespace rdmxbench {
@@ -122,6 +123,22 @@ class RdmxBackend final : public Backend {
     p.active_mtu = info.active_mtu;
     p.link_layer = info.link_layer;
     return p;
+  }
+  std::vector<Setting> settings() const override {
+    std::vector<Setting> out;
+    if (ctx_ == nullptr) {
+      return out;
+    }
+    std::string text(rdmx_config_text(ctx_, nullptr, 0), '\0');
+    text.resize(rdmx_config_text(ctx_, text.data(), text.size() + 1));
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {   // NAME \t VALUE \t SOURCE
+      const std::size_t a = line.find('\t'), b = line.find('\t', a == std::string::npos ? a : a + 1);
+      if (a != std::string::npos && b != std::string::npos) {
+        out.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+      }
+    }
+    return out;
   }
   bool unavailable(const Status &s) const override { return s.code == RDMX_ERR_NO_DEVICE; }
   [[noreturn]] void abort(int exit_code) override {

@@ -181,6 +181,7 @@ int main(int argc, char **argv) {
   rep.backend_version = be->version();
   rep.command = opt.command;
   rep.provenance = std::move(prov);
+  rep.provenance.settings = be->settings();
   rep.ranks = be->size();
   Ctx ctx(*be, opt, rep);
   run_command(ctx);

@@ -1,5 +1,6 @@
-// bench/port_facts.h: one rank's RDMA port and its rate, as the backend
-// reports it (Backend::port_facts; report.h carries one per rank).
+// bench/port_facts.h: what a backend reports about the library under it:
+// one rank's RDMA port and its rate (Backend::port_facts; report.h carries
+// one per rank), and the effective configuration (Backend::settings).
 #pragma once
 
 #include <string>
@@ -25,6 +26,12 @@ struct PortFacts {
   std::string detail;               // where the rate came from, or why it is unknown
   bool known() const { return data_gbps > 0; }
   std::string label() const;        // "mlx5_0:1 4x EDR, 100 Gb/s data" or "unknown (...)"
+};
+
+// One setting of the library's effective configuration, as the backend
+// reports it (rdmx_config_text) for the report's provenance.
+struct Setting {
+  std::string name, value, source;   // "RDMX_EAGER_LIMIT", "8192", "default"
 };
 
 }  // namespace rdmxbench

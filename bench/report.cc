@@ -424,7 +424,12 @@ Json json_provenance(const Provenance &p) {
   for (const auto &[name, value] : p.rdmx_env) {
     env[name] = value;
   }
-  return {{"argv", p.argv}, {"started", p.started_utc}, {"environment", std::move(env)}};
+  Json settings = Json::array();
+  for (const Setting &s : p.settings) {
+    settings.push_back({{"name", s.name}, {"value", s.value}, {"source", s.source}});
+  }
+  return {{"argv", p.argv}, {"started", p.started_utc}, {"environment", std::move(env)},
+          {"settings", std::move(settings)}};
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ struct Provenance {
   std::vector<std::string> argv;
   std::string started_utc;   // ISO 8601, "2026-11-27T04:05:52Z"
   std::vector<std::pair<std::string, std::string>> rdmx_env;   // sorted by name
+  std::vector<Setting> settings;   // every effective setting (rdmx backend; empty for MPI)
 };
 Provenance provenance_of(int argc, char **argv);
 

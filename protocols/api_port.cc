@@ -1,13 +1,16 @@
-// rdmx_get_port_info: the RDMA port a context's rc lane uses and its rate
-// (core/port_rate.h), for tools that compare a measured bandwidth with what
-// the link can carry.
+// What tools report about a context: rdmx_get_port_info, the RDMA port its
+// rc lane uses and its rate (core/port_rate.h), for comparing a measured
+// bandwidth with what the link can carry; rdmx_config_text, its effective
+// configuration.
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 
+#include "core/config.h"
 #include "core/log.h"
 #include "core/port_rate.h"
 #include "protocols/api_internal.h"
@@ -65,6 +68,34 @@ rdmx_status_t rdmx_get_port_info(rdmx_context_h handle, rdmx_port_info_t *info) 
     std::memcpy(info, &all, size);
     info->struct_size = size;
     return st;
+}
+
+size_t rdmx_config_text(rdmx_context_h handle, char *buf, size_t len) {
+    Handle h;
+    // A context that failed (a device gone) still has its configuration.
+    if (check_handle("rdmx_config_text", handle, &h) == RDMX_ERR_INVALID_ARG) return 0;
+    if (buf == nullptr && len != 0) {
+        RDMX_ERROR("invalid argument: rdmx_config_text: buf is NULL with len %zu", len);
+        return 0;
+    }
+    std::string text;
+    try {
+        for (const rdmx::ConfigEntry &e : h.c->cfg.entries) {
+            std::string value = e.value;
+            std::replace_if(value.begin(), value.end(), [](char ch) { return ch == '\t' || ch == '\n' || ch == '\r'; },
+                            ' ');
+            text += std::string(e.env) + '\t' + value + '\t' + rdmx::config_source_name(e.source) + '\n';
+        }
+    } catch (const std::bad_alloc &) {
+        RDMX_ERROR("rdmx_config_text: out of memory");
+        return 0;
+    }
+    if (len > 0) {
+        const size_t n = std::min(text.size(), len - 1);
+        std::memcpy(buf, text.data(), n);
+        buf[n] = '\0';
+    }
+    return text.size();
 }
 
 }  // extern "C"

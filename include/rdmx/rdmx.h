@@ -416,6 +416,19 @@ typedef struct rdmx_port_info {
 RDMX_API void rdmx_port_info_init(rdmx_port_info_t *info);
 RDMX_API rdmx_status_t rdmx_get_port_info(rdmx_context_h ctx, rdmx_port_info_t *info);
 
+/**
+ * The context's effective configuration, for tools that record what a run
+ * used (rdmx-bench's JSON): one line per setting, in rdmx-info's order,
+ * "NAME<TAB>VALUE<TAB>SOURCE<LF>", where SOURCE is "default", "environment"
+ * or "config struct" (the rdmx_config_t passed to rdmx_init). Tabs and line breaks
+ * inside a value are written as spaces. Writes at most len bytes into buf
+ * (NUL-terminated when len > 0; buf may be NULL when len is 0) and returns
+ * the length of the whole text without the NUL, as snprintf does: call it
+ * with len 0 to size the buffer. Returns 0 for a NULL or finalized context
+ * (logged). Not on a hot path.
+ */
+RDMX_API size_t rdmx_config_text(rdmx_context_h ctx, char *buf, size_t len);
+
 /* ---------------------------------------------------------------------------
  * Collectives. All ranks call them in the same order with matching
  * arguments; one blocking collective at a time per context (as in MPI;

@@ -4,6 +4,7 @@
 // also prove that no call reads the freed context.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -63,6 +64,41 @@ TEST(ApiLifetime, CallsAfterFinalizeAreRejected) {
     EXPECT_EQ(rdmx_get_port_info(ctx, &pi), RDMX_ERR_INVALID_ARG);
     EXPECT_EQ(rdmx_progress(ctx), 0);
     EXPECT_EQ(rdmx_finalize(ctx), RDMX_ERR_INVALID_ARG);
+}
+
+// The effective configuration as text: every setting once, NAME TAB VALUE
+// TAB SOURCE, a value from the environment reported as such with tabs made
+// spaces; snprintf's contract for the length; a bad handle gives 0.
+TEST(ApiLifetime, ConfigTextListsEverySetting) {
+    singleton_environment();
+    setenv("RDMX_EAGER_LIMIT", "4096", 1);
+    setenv("RDMX_LOG_PREFIX_TEST_ONLY_UNUSED", "x", 1);  // unknown names are not settings
+    rdmx_context_h ctx = nullptr;
+    EXPECT_EQ(rdmx_init(nullptr, &ctx), RDMX_OK);
+    unsetenv("RDMX_EAGER_LIMIT");
+    unsetenv("RDMX_LOG_PREFIX_TEST_ONLY_UNUSED");
+    ASSERT_NE(ctx, nullptr);
+    const size_t need = rdmx_config_text(ctx, nullptr, 0);
+    ASSERT_GT(need, 0u);
+    std::string text(need + 1, '#');
+    EXPECT_EQ(rdmx_config_text(ctx, text.data(), text.size()), need);
+    EXPECT_EQ(text[need], '\0');
+    text.resize(need);
+    EXPECT_NE(text.find("RDMX_EAGER_LIMIT\t4096\tenvironment\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("RDMX_CONNECT\t"), std::string::npos) << text;
+    EXPECT_EQ(text.find("RDMX_LOG_PREFIX_TEST_ONLY_UNUSED"), std::string::npos) << text;
+    size_t lines = 0;
+    for (size_t at = 0; at < text.size(); at = text.find('\n', at) + 1, ++lines) {
+        const std::string line = text.substr(at, text.find('\n', at) - at);
+        EXPECT_EQ(std::count(line.begin(), line.end(), '\t'), 2) << line;
+    }
+    EXPECT_GT(lines, 20u);
+    char small[8];
+    EXPECT_EQ(rdmx_config_text(ctx, small, sizeof(small)), need);  // truncated, still the whole length
+    EXPECT_EQ(std::string(small), text.substr(0, sizeof(small) - 1));
+    EXPECT_EQ(rdmx_config_text(ctx, nullptr, 4), 0u);
+    EXPECT_EQ(rdmx_finalize(ctx), RDMX_OK);
+    EXPECT_EQ(rdmx_config_text(ctx, nullptr, 0), 0u);  // finalized
 }
 
 // A singleton has no rc lane, so no port: an empty device, no rate, and a
