@@ -1,5 +1,6 @@
 // bench/allpairs.cc: latency and bandwidth of every ordered pair, first each
-// pair alone (the others wait at a barrier), then all pairs at once in a
+// pair alone (the others wait at a barrier; above kAloneAllMaxRanks ranks
+// only a sample of the pairs, allpairs_sample.h), then all pairs at once in a
 // shift pattern (step k: rank r sends to (r+k)%N, receives from (r-k+N)%N).
 //
 // A pair that cannot talk (an error from the backend or no completion within
@@ -19,26 +20,21 @@ int tag_for(int nranks, int phase, int index) {
   return kTagAllpairs + 4 * (phase * nranks * nranks + index);
 }
 
-void phase_alone(Ctx &ctx, const AllpairsConfig &cfg, ApLocal &local) {
+// Each pair of the plan alone: the two ranks measure, the others wait.
+void phase_alone(Ctx &ctx, const AllpairsConfig &cfg, const AlonePlan &plan, ApLocal &local) {
   int n = ctx.nranks;
-  int total = n * (n - 1);
-  int p = 0;
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      if (a == b) {
-        continue;
-      }
-      ctx.progress("allpairs: pair " + std::to_string(p + 1) + "/" + std::to_string(total) + " alone (" +
-                   std::to_string(a) + " -> " + std::to_string(b) + ")");
-      Roles roles{ctx.rank == a ? b : -1, ctx.rank == b ? a : -1, tag_for(n, 0, p)};
-      if (roles.dst >= 0 || roles.src >= 0) {
-        run_pair(ctx, cfg, roles, 0, local, [&] { sync(ctx); });
-      } else {
-        sync(ctx);
-      }
+  const std::string total = std::to_string(plan.pairs.size());
+  for (std::size_t p = 0; p < plan.pairs.size(); ++p) {
+    auto [a, b] = plan.pairs[p];
+    ctx.progress("allpairs: pair " + std::to_string(p + 1) + "/" + total + " alone (" + std::to_string(a) + " -> " +
+                 std::to_string(b) + ")");
+    Roles roles{ctx.rank == a ? b : -1, ctx.rank == b ? a : -1, tag_for(n, 0, static_cast<int>(p))};
+    if (roles.dst >= 0 || roles.src >= 0) {
+      run_pair(ctx, cfg, roles, 0, local, [&] { sync(ctx); });
+    } else {
       sync(ctx);
-      ++p;
     }
+    sync(ctx);
   }
 }
 
@@ -60,6 +56,11 @@ AllpairsConfig allpairs_config(const Options &opt) {
   c.bw_size = opt.bw_size;
   c.window = opt.window;
   c.pair_timeout = opt.pair_timeout;
+  AloneMode mode = AloneMode::all;
+  if (parse_alone_mode(opt.alone, mode)) {   // parse_options rejected any other text
+    c.alone = mode;
+  }
+  c.alone_pairs = opt.alone_pairs;
   auto scale = [&](long base, long floor) {
     long v = static_cast<long>(static_cast<double>(base) * opt.iters_scale + 0.5);
     return v < floor ? floor : v;
@@ -78,7 +79,8 @@ AllpairsOutcome run_allpairs(Ctx &ctx, const AllpairsConfig &cfg) {
   for (auto &row : local.rows) {
     row.assign(static_cast<std::size_t>(ctx.nranks), kNaN);
   }
-  phase_alone(ctx, cfg, local);
+  const AlonePlan plan = plan_alone(ctx.nranks, cfg.alone, cfg.alone_pairs);
+  phase_alone(ctx, cfg, plan, local);
   phase_shift(ctx, cfg, local);
   std::ostringstream recs;
   for (const ApRecord &r : local.records) {
@@ -86,7 +88,7 @@ AllpairsOutcome run_allpairs(Ctx &ctx, const AllpairsConfig &cfg) {
   }
   std::vector<Matrix> ms;
   collect_allpairs(ctx, cfg, local.rows, recs.str(), ms);
-  return finish_allpairs(ctx, ms);
+  return finish_allpairs(ctx, plan, ms);
 }
 
 }  // namespace rdmxbench

@@ -2,6 +2,7 @@
 // allpairs_diag.cc (flagging and the plain-language diagnosis).
 #pragma once
 
+#include "allpairs_sample.h"
 #include "report.h"
 
 #include <functional>
@@ -65,7 +66,8 @@ void run_pair(Ctx &ctx, const AllpairsConfig &cfg, Roles roles, int phase, ApLoc
 // allpairs_collect.cc: rows to rank 0, which builds the matrices ...
 void collect_allpairs(Ctx &ctx, const AllpairsConfig &cfg, const std::vector<double> (&rows)[kApMatrices],
                       const std::string &records, std::vector<Matrix> &out);
-// ... then flags, prints and diagnoses them (rank 0; others get an empty outcome).
-AllpairsOutcome finish_allpairs(Ctx &ctx, std::vector<Matrix> &ms);
+// ... then marks the alone pairs outside `plan` as not measured, flags,
+// prints and diagnoses them (rank 0; others get an empty outcome).
+AllpairsOutcome finish_allpairs(Ctx &ctx, const AlonePlan &plan, std::vector<Matrix> &ms);
 
 }  // namespace rdmxbench

@@ -152,11 +152,32 @@ void collect_allpairs(Ctx &ctx, const AllpairsConfig &cfg, const std::vector<dou
   }
 }
 
-AllpairsOutcome finish_allpairs(Ctx &ctx, std::vector<Matrix> &ms) {
+// The alone pairs the plan left out: not measured, which is no failure (a
+// "no results from rank r" error there concerns pairs it never had to test).
+void mark_unsampled(const AlonePlan &plan, std::vector<Matrix> &ms) {
+  if (static_cast<long>(plan.pairs.size()) == plan.total) {
+    return;
+  }
+  for (int k : {kLatAlone, kBwAlone}) {
+    Matrix &m = ms[static_cast<std::size_t>(k)];
+    m.skipped.assign(m.v.size(), 0);
+    for (int a = 0; a < m.n; ++a) {
+      for (int b = 0; b < m.n; ++b) {
+        if (a != b && !plan.covers(a, b)) {
+          m.skipped[m.idx(a, b)] = 1;
+          m.err[m.idx(a, b)].clear();
+        }
+      }
+    }
+  }
+}
+
+AllpairsOutcome finish_allpairs(Ctx &ctx, const AlonePlan &plan, std::vector<Matrix> &ms) {
   AllpairsOutcome out;
   if (!ctx.root()) {
     return out;
   }
+  mark_unsampled(plan, ms);
   ctx.rep.min_bw = min_bw_setting(ctx.rep.ports, ctx.rep.hosts, ctx.opt.min_bw);
   FlagRule rule{ctx.opt.flag_fraction, ctx.rep.min_bw.source == "option" ? ctx.opt.min_bw : 0.0, ctx.opt.max_lat};
   for (std::size_t k = 0; k < ms.size(); ++k) {
@@ -166,6 +187,9 @@ AllpairsOutcome finish_allpairs(Ctx &ctx, std::vector<Matrix> &ms) {
     }
     flag_matrix(m, rule);
     ctx.progress_done();
+    if (plan.mode == AloneMode::none && (k == kLatAlone || k == kBwAlone)) {
+      continue;   // nothing measured: no empty matrix in the report
+    }
     ctx.text.matrix(m, ctx.rep.hosts);
     ctx.rep.matrices.push_back(m);
   }
@@ -175,6 +199,7 @@ AllpairsOutcome finish_allpairs(Ctx &ctx, std::vector<Matrix> &ms) {
   ctx.rep.summary.push_back(ctx.rep.min_bw.why);
   Diagnosis d = diagnose(ms, [&](int r) { return ctx.rank_name(r); },
                          [&](int r) { return ctx.rep.hosts.at(static_cast<std::size_t>(r)); });
+  d.lines.insert(d.lines.begin() + 1, plan.why);
   ctx.text.line("\n# All-pairs summary");
   for (const std::string &l : d.lines) {
     ctx.text.line("# " + l);
@@ -183,6 +208,7 @@ AllpairsOutcome finish_allpairs(Ctx &ctx, std::vector<Matrix> &ms) {
   out.links = d.links;
   out.suspect = d.suspect;
   out.silent = d.silent;
+  out.alone = static_cast<int>(plan.pairs.size());
   out.summary = d.lines;
   std::string detail = std::to_string(d.links) + " links checked, " + std::to_string(d.suspect) + " suspect, " +
                        std::to_string(d.silent) + " cannot talk or corrupt data";

@@ -84,10 +84,27 @@ std::set<Key> common_ends(const std::vector<Bad> &bad, const std::function<Key(i
   return common;
 }
 
-std::string verdict(const std::vector<Bad> &bad, int n, const std::function<std::string(int)> &name,
+// What the alone matrices covered: every pair, some, or none (or absent).
+enum class AloneCover { all, some, none };
+
+AloneCover alone_cover(const std::vector<Matrix> &ms, int &measured) {
+  measured = 0;
+  for (const Matrix &m : ms) {
+    if (m.name.find("alone") != std::string::npos) {
+      measured = m.measured_pairs();
+      return measured == m.n * (m.n - 1) ? AloneCover::all : measured > 0 ? AloneCover::some : AloneCover::none;
+    }
+  }
+  return AloneCover::none;
+}
+
+std::string verdict(const std::vector<Bad> &bad, int n, AloneCover cover, const std::function<std::string(int)> &name,
                     const std::function<std::string(int)> &host) {
   if (bad.empty()) {
-    return "Verdict: no suspect link; every link is within the limits, alone and with all pairs busy.";
+    const char *alone = cover == AloneCover::all    ? ", and each pair alone."
+                        : cover == AloneCover::some ? ", and each sampled pair alone."
+                                                    : ".";
+    return std::string("Verdict: no suspect link; every link is within the limits with all pairs busy") + alone;
   }
   const Bad &b0 = bad[0];
   if (bad.size() == 1) {
@@ -132,7 +149,7 @@ void flag_matrix(Matrix &m, const FlagRule &rule) {
   std::vector<double> vals;
   for (int a = 0; a < m.n; ++a) {
     for (int b = 0; b < m.n; ++b) {
-      if (a != b && m.err[m.idx(a, b)].empty() && std::isfinite(m.at(a, b))) {
+      if (a != b && !m.skipped_at(a, b) && m.err[m.idx(a, b)].empty() && std::isfinite(m.at(a, b))) {
         vals.push_back(m.at(a, b));
       }
     }
@@ -154,6 +171,11 @@ void flag_matrix(Matrix &m, const FlagRule &rule) {
   }
   for (int a = 0; a < m.n; ++a) {
     for (int b = 0; b < m.n; ++b) {
+      if (m.skipped_at(a, b)) {   // not measured by design: no verdict either way
+        m.err[m.idx(a, b)].clear();
+        m.flagged[m.idx(a, b)] = 0;
+        continue;
+      }
       double v = m.at(a, b);
       bool slow = std::isfinite(m.limit) && std::isfinite(v) && (m.higher_is_better ? v < m.limit : v > m.limit);
       slow = slow || (std::isfinite(v) && std::isfinite(m.floor_at(a, b)) && v < m.floor_at(a, b));   // port rule
@@ -176,8 +198,14 @@ Diagnosis diagnose(const std::vector<Matrix> &ms, const std::function<std::strin
   for (const Bad &b : bad) {
     d.silent += b.silent ? 1 : 0;
   }
-  d.lines.push_back("Checked " + std::to_string(d.links) + " links (every ordered pair of " + std::to_string(n) +
-                    " ranks), each pair alone and then all pairs at once.");
+  int alone = 0;
+  const AloneCover cover = alone_cover(ms, alone);
+  const std::string checked = "Checked " + std::to_string(d.links) + " links (every ordered pair of " +
+                              std::to_string(n) + " ranks)";
+  d.lines.push_back(cover == AloneCover::all ? checked + ", each pair alone and then all pairs at once."
+                    : cover == AloneCover::some
+                        ? checked + " with all pairs at once, and " + std::to_string(alone) + " of them alone."
+                        : checked + " with all pairs at once (none alone).");
   if (!bad.empty()) {
     d.lines.push_back(std::to_string(d.suspect) + " suspect link(s), " + std::to_string(d.silent) +
                       " of which cannot talk or corrupt data:");
@@ -192,7 +220,7 @@ Diagnosis diagnose(const std::vector<Matrix> &ms, const std::function<std::strin
   if (bad.size() > kMaxListed) {
     d.lines.push_back("  ... and " + std::to_string(bad.size() - kMaxListed) + " more (see the matrices)");
   }
-  d.lines.push_back(verdict(bad, n, name, host));
+  d.lines.push_back(verdict(bad, n, cover, name, host));
   return d;
 }
 

@@ -199,7 +199,10 @@ void run_bringup(Ctx &ctx) {
       s.push_back(line(t.test == "coll.allreduce" ? "Allreduce" : "Broadcast", coll_line(t)));
     }
   }
-  s.push_back(line("Links", std::to_string(ap.links) + " checked (every ordered pair, alone and all at once), " +
+  const std::string how = ap.alone == ap.links ? "(every ordered pair, alone and all at once), "
+                                               : "(every ordered pair all at once, " + std::to_string(ap.alone) +
+                                                     " of them alone), ";
+  s.push_back(line("Links", std::to_string(ap.links) + " checked " + how +
                                 (ap.suspect == 0 ? std::string("none suspect")
                                                  : std::to_string(ap.suspect) + " SUSPECT")));
   for (std::size_t i = 1; i < ap.summary.size(); ++i) {

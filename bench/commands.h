@@ -2,8 +2,10 @@
 // with the same arguments; rank 0 fills the report.
 #pragma once
 
+#include "allpairs_sample.h"
 #include "common.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,12 +26,15 @@ struct AllpairsConfig {
   long bw_warmup = 1;
   int window = 64;
   double pair_timeout = 30.0;
+  std::optional<AloneMode> alone;   // --alone; none: by rank count (allpairs_sample.h)
+  long alone_pairs = 0;             // --alone-pairs; 0: the default sample size
 };
 AllpairsConfig allpairs_config(const Options &opt);
 struct AllpairsOutcome {
   int links = 0;          // ordered pairs checked
   int suspect = 0;        // flagged pairs (slow or silent)
   int silent = 0;         // pairs that could not talk
+  int alone = 0;          // ordered pairs also measured each alone (--alone)
   bool corrupted = false;
   std::vector<std::string> summary;   // plain-language diagnosis
 };

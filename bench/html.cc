@@ -174,6 +174,12 @@ std::string html_report(const Report &r) {
       if (!ps.empty()) {
         o << "<p class=\"meta\">" << html_escape(m.title) << ": " << html_escape(ps) << ".</p>\n";
       }
+      const int all_pairs = m.n * (m.n - 1);
+      if (m.measured_pairs() < all_pairs) {
+        o << "<p class=\"meta\">" << html_escape(m.title) << ": " << m.measured_pairs() << " of " << all_pairs
+          << " pairs measured; the grey ones were not sampled alone (each is measured with all pairs at "
+             "once).</p>\n";
+      }
       const std::string id = "drill-" + std::to_string(k);
       const std::string data = drill_data(m, r.hosts, id);
       o << svg_heatmap(m, r.hosts, data.empty() ? "" : id) << data;

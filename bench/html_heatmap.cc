@@ -74,6 +74,9 @@ std::string who(int r, const std::vector<std::string> &hosts) {
 std::string pair_tip(const Matrix &m, int a, int b, const std::vector<std::string> &hosts) {
   std::size_t i = m.idx(a, b);
   std::string s = who(a, hosts) + " -> " + who(b, hosts) + ": ";
+  if (m.skipped_at(a, b)) {
+    return s + "not sampled alone (measured with all pairs at once)";
+  }
   if (!m.err[i].empty()) {
     return s + m.err[i];
   }
@@ -105,10 +108,14 @@ Grid rank_grid(const Matrix &m, const std::vector<std::string> &hosts) {
 Cell group_cell(const Matrix &m, const std::vector<int> &ga, const std::vector<int> &gb,
                 const std::vector<std::string> &hosts) {
   Cell c;
-  int pairs = 0, flagged = 0, silent = 0, wa = -1, wb = -1, worst_sev = -1;
+  int pairs = 0, flagged = 0, silent = 0, unsampled = 0, wa = -1, wb = -1, worst_sev = -1;
   for (int a : ga) {
     for (int b : gb) {
       if (a == b) {
+        continue;
+      }
+      if (m.skipped_at(a, b)) {
+        ++unsampled;
         continue;
       }
       std::size_t i = m.idx(a, b);
@@ -126,12 +133,16 @@ Cell group_cell(const Matrix &m, const std::vector<int> &ga, const std::vector<i
       }
     }
   }
-  c.self = pairs == 0;
+  c.self = pairs == 0 && unsampled == 0;
   c.cannot_talk = silent > 0;
   c.flagged = flagged > 0;
+  const std::string left_out = unsampled > 0 ? " (" + std::to_string(unsampled) + " more not sampled alone)" : "";
   if (wa >= 0) {
-    c.tip = std::to_string(pairs) + " links, " + std::to_string(flagged) + " flagged, " + std::to_string(silent) +
-            " cannot talk; " + (worst_sev > 0 ? "e.g. " : "the worst: ") + pair_tip(m, wa, wb, hosts);
+    c.tip = std::to_string(pairs) + " links" + left_out + ", " + std::to_string(flagged) + " flagged, " +
+            std::to_string(silent) + " cannot talk; " + (worst_sev > 0 ? "e.g. " : "the worst: ") +
+            pair_tip(m, wa, wb, hosts);
+  } else if (unsampled > 0) {
+    c.tip = std::to_string(unsampled) + " links, none sampled alone (measured with all pairs at once)";
   }
   return c;
 }
@@ -185,6 +196,9 @@ void legend(std::ostringstream &o, const Matrix &m, double x, double y, const Gr
   }
   if (any_silent) {
     key(kCannotTalkFill, "cannot talk");
+  }
+  if (m.measured_pairs() < m.n * (m.n - 1)) {
+    key(kUnmeasuredFill, "not sampled alone");
   }
   if (!any_flagged && !any_silent) {
     o << "<text x=\"" << fmt(x) << "\" y=\"" << fmt(y2 + kText) << "\" font-size=\"11\">"

@@ -1,6 +1,7 @@
 // bench/options.cc: command-line parsing for rdmx-bench.
 #include "options.h"
 
+#include "allpairs_sample.h"
 #include "linkrate.h"
 
 #include <cerrno>
@@ -14,6 +15,7 @@ namespace {
 
 static_assert(kPortFloorFraction == 0.6, "the usage text says 60%");
 static_assert(Options{}.min_bw == kMinBwUnset, "--min-bw left out means: from the port rate");
+static_assert(kAloneAllMaxRanks == 32 && kAloneSamplePerRank == 2, "the usage text says 32 ranks, 2 per rank");
 
 const char *const kCommands[] = {"bringup", "latency", "bw", "bibw", "mr", "allpairs", "coll", "connect"};
 
@@ -105,6 +107,12 @@ const std::map<std::string, Setter> &value_options() {
       {"--inject-slow", [](Options &o, const std::string &v) { return parse_slow(v, o); }},
       {"--inject-silent", [](Options &o, const std::string &v) { return o.inject_silent = parse_slow(v, o); }},
       {"--pair-timeout", [](Options &o, const std::string &v) { return parse_double(v, 0.001, o.pair_timeout); }},
+      {"--alone", [](Options &o, const std::string &v) {
+         AloneMode m = AloneMode::all;
+         o.alone = v;
+         return parse_alone_mode(v, m);
+       }},
+      {"--alone-pairs", [](Options &o, const std::string &v) { return parse_long(v, 1, o.alone_pairs); }},
       {"--note", [](Options &o, const std::string &v) { o.note = v; return !v.empty(); }},
   };
   return table;
@@ -281,6 +289,9 @@ std::string usage_text(const std::string &prog) {
          "  --max-lat US                        allpairs: absolute latency ceiling (default off)\n"
          "  --lat-size BYTES --bw-size BYTES    allpairs message sizes (default 8 and 1M; --quick 64K)\n"
          "  --pair-timeout S                    allpairs: seconds before a pair counts as silent (30)\n"
+         "  --alone all|sample|none             allpairs: test every pair alone, a sample, or none\n"
+         "                                      (default: all up to 32 ranks, sample above)\n"
+         "  --alone-pairs K                     allpairs: pairs in the sample (default 2 per rank)\n"
          "  --note TEXT                         bringup: a line of the summary (why verdicts are off, ...)\n"
          "  --json FILE|-  --csv FILE|-         machine-readable results ('-' = stdout)\n"
          "  --html FILE                         one self-contained HTML report with charts\n"

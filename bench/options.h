@@ -34,6 +34,8 @@ struct Options {
   std::size_t lat_size = 8;          // allpairs latency message
   std::size_t bw_size = kUnset;      // allpairs bandwidth message
   double pair_timeout = 30.0;        // allpairs: seconds before a pair is "cannot talk"
+  std::string alone;                 // allpairs: "all", "sample", "none" ("": by rank count)
+  long alone_pairs = 0;              // allpairs: pairs in the alone sample (0: 2 per rank)
   std::string note;                  // bringup: a line for the summary (e.g. why verdicts are off)
 };
 

@@ -90,6 +90,8 @@ Json json_matrix(const Matrix &m) {
   o["values"] = json_cells(m.n, true, [&](int a, int b) { return json_num(m.at(a, b)); });
   o["flagged"] = json_cells(m.n, true, [&](int a, int b) { return m.flagged[m.idx(a, b)] != 0; });
   o["errors"] = std::move(errs);
+  o["measured_pairs"] = m.measured_pairs();
+  o["not_sampled"] = json_cells(m.n, !m.skipped.empty(), [&](int a, int b) { return m.skipped_at(a, b); });
   o["port_mbs"] = json_cells(m.n, !m.port.empty(), [&](int a, int b) { return json_num(m.port_at(a, b)); });
   o["percent_of_port"] =
       json_cells(m.n, !m.port.empty(), [&](int a, int b) { return json_num(m.percent_of_port(a, b)); });
@@ -157,6 +159,17 @@ void Matrix::resize(int ranks) {
   v.assign(cells, kNaN);
   err.assign(cells, std::string());
   flagged.assign(cells, 0);
+  skipped.clear();
+}
+
+int Matrix::measured_pairs() const {
+  int count = 0;
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      count += a != b && !skipped_at(a, b) ? 1 : 0;
+    }
+  }
+  return count;
 }
 
 bool Report::passed() const {
@@ -236,7 +249,7 @@ void rank_rows(std::FILE *f, const Matrix &m) {
     std::fprintf(f, "\n%8d", a);
     for (int b = 0; b < m.n; ++b) {
       std::size_t i = m.idx(a, b);
-      std::string cell = a == b ? "-" : !m.err[i].empty() ? "X" : format_cell("", m.v[i]);
+      std::string cell = a == b ? "-" : m.skipped_at(a, b) ? "." : !m.err[i].empty() ? "X" : format_cell("", m.v[i]);
       cell += m.flagged[i] && m.err[i].empty() ? "*" : " ";
       std::fprintf(f, "%10s", cell.c_str());
     }
@@ -375,7 +388,7 @@ HostMatrix host_matrix(const Matrix &m, const std::vector<std::string> &hosts) {
   std::vector<std::vector<double>> vals(nh * nh);
   for (int a = 0; a < m.n; ++a) {
     for (int b = 0; b < m.n; ++b) {
-      if (a == b) {
+      if (a == b || m.skipped_at(a, b)) {
         continue;
       }
       const std::size_t c = of[static_cast<std::size_t>(a)] * nh + of[static_cast<std::size_t>(b)];
@@ -403,8 +416,12 @@ void TextOut::matrix(const Matrix &m, const std::vector<std::string> &hosts) con
   std::fprintf(f_, "\n# %s; row = sender, column = receiver\n", m.title.c_str());
   std::string limit = std::isfinite(m.limit) ? "flagged (*) beyond " + format_cell("", m.limit) + " " + m.unit
                                               : std::string("no speed limit set");
-  std::fprintf(f_, "# median %s %s, %s; X = cannot talk\n", format_cell("", m.median).c_str(), m.unit.c_str(),
-               limit.c_str());
+  const int measured = m.measured_pairs();
+  const std::string sampled = measured < m.n * (m.n - 1) ? "; . = not sampled (" + std::to_string(measured) + " of " +
+                                                               std::to_string(m.n * (m.n - 1)) + " pairs measured)"
+                                                         : std::string();
+  std::fprintf(f_, "# median %s %s, %s; X = cannot talk%s\n", format_cell("", m.median).c_str(), m.unit.c_str(),
+               limit.c_str(), sampled.c_str());
   const std::string pl = port_summary(m);
   if (!pl.empty()) {
     std::fprintf(f_, "# %s\n", pl.c_str());

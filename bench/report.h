@@ -37,6 +37,9 @@ struct Matrix {
   std::vector<double> v;            // n*n; NaN when unmeasured
   std::vector<std::string> err;     // n*n; non-empty: the pair could not talk
   std::vector<char> flagged;        // n*n
+  // n*n, or empty (every pair measured): 1 marks a pair left out by design
+  // (an alone pair outside the --alone sample): NaN, no error, never flagged.
+  std::vector<char> skipped;
   double median = kNaN;
   double limit = kNaN;              // flag threshold actually used
   // Bandwidth matrices: the data rate (MB/s) the ports at both ends allow
@@ -49,6 +52,8 @@ struct Matrix {
   double port_at(int a, int b) const { return port.empty() ? kNaN : port[idx(a, b)]; }
   double floor_at(int a, int b) const { return floor.empty() ? kNaN : floor[idx(a, b)]; }
   double percent_of_port(int a, int b) const;   // NaN without a port rate
+  bool skipped_at(int a, int b) const { return !skipped.empty() && skipped[idx(a, b)] != 0; }
+  int measured_pairs() const;   // ordered pairs (a != b) not skipped
   double &at(int a, int b) { return v[static_cast<std::size_t>(a * n + b)]; }
   double at(int a, int b) const { return v[static_cast<std::size_t>(a * n + b)]; }
   std::size_t idx(int a, int b) const { return static_cast<std::size_t>(a * n + b); }
@@ -120,7 +125,7 @@ inline constexpr int kMaxRankMatrix = 16;   // text matrices beyond this many ra
 struct HostCell {
   double median = kNaN;
   double worst = kNaN;   // the lowest bandwidth, the highest latency
-  int pairs = 0;     // rank pairs in the cell (a != b)
+  int pairs = 0;     // rank pairs in the cell (a != b) that were measured (not skipped)
   int flagged = 0;   // of which flagged or cannot talk
 };
 struct HostMatrix {

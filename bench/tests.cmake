@@ -51,6 +51,14 @@ function(rdmx_bench_tests target prefix label timeout)
     PASS_REGULAR_EXPRESSION "Verdict: suspect link between rank 0 \\([^)]*\\) and rank 1 ")
   set_tests_properties(${prefix}_allpairs_diagnose_silent PROPERTIES
     PASS_REGULAR_EXPRESSION "rank 0 \\([^)]*\\) -> rank 1 \\([^)]*\\): cannot talk \\(alone\\): latency exchange: no progress")
+  # The alone phase sampled (the default above 32 ranks, forced here): 2 pairs
+  # per rank alone, every pair all at once, and the summary says so.
+  rdmx_mpi_test(NAME ${prefix}_allpairs_alone_sample NP 4
+    COMMAND ${exe} allpairs --verify --quick --quiet --alone sample ${ARGN}
+    TIMEOUT ${timeout} LABELS ${label})
+  set_tests_properties(${prefix}_allpairs_alone_sample PROPERTIES
+    PASS_REGULAR_EXPRESSION "Checked 12 links [^\n]*, and 8 of them alone\\.\n# Alone: 8 of 12 pairs sampled \\(--alone sample"
+    FAIL_REGULAR_EXPRESSION "VERIFY FAILED|suspect link\\(s\\)")
   # ... and fail for the right reason.
   rdmx_mpi_test(NAME ${prefix}_inject_corruption_message NP 2
     COMMAND ${exe} latency --verify --quick --quiet --max-size 4K --inject-corruption
@@ -131,9 +139,11 @@ if(TARGET rdmx-bench)
 endif()
 
 # The port rate rules and the per-host text matrices on made-up runs (no
-# device, no launcher): bench/linkrate.h, allpairs flagging, the reports.
+# device, no launcher): bench/linkrate.h, allpairs flagging, the reports,
+# the sample of pairs tested alone (bench/allpairs_sample.h).
 if(TARGET GTest::gtest_main)
   add_executable(bench_linkrate_test ${PROJECT_SOURCE_DIR}/tests/unit/bench_linkrate_test.cc
+    ${PROJECT_SOURCE_DIR}/tests/unit/bench_alone_test.cc ${PROJECT_SOURCE_DIR}/bench/allpairs_sample.cc
     ${PROJECT_SOURCE_DIR}/bench/linkrate.cc ${PROJECT_SOURCE_DIR}/bench/report.cc
     ${PROJECT_SOURCE_DIR}/bench/allpairs_diag.cc ${PROJECT_SOURCE_DIR}/bench/html.cc
     ${PROJECT_SOURCE_DIR}/bench/html_svg.cc ${PROJECT_SOURCE_DIR}/bench/html_heatmap.cc
