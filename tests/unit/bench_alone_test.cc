@@ -16,6 +16,7 @@
 #include "allpairs_sample.h"
 #include "html_svg.h"
 #include "report.h"
+#include "bench_text_of.h"
 
 namespace {
 
@@ -170,16 +171,7 @@ TEST(BenchAlone, UnsampledPairsAreNeverFlagged) {
   EXPECT_NE(ok.lines.back().find("each sampled pair alone"), std::string::npos) << ok.lines.back();
 }
 
-std::string text_of(const Matrix &m, const std::vector<std::string> &hosts) {
-  char *buf = nullptr;
-  std::size_t len = 0;
-  std::FILE *f = open_memstream(&buf, &len);
-  TextOut(f).matrix(m, hosts);
-  std::fclose(f);
-  std::string s(buf, len);
-  std::free(buf);
-  return s;
-}
+using rdmxbench_test::text_of;
 
 TEST(BenchAlone, ReportsSayHowManyWereMeasured) {
   const int n = 6;

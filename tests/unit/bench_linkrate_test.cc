@@ -15,6 +15,7 @@
 #include "html_svg.h"
 #include "linkrate.h"
 #include "report.h"
+#include "bench_text_of.h"
 
 namespace {
 
@@ -181,16 +182,7 @@ TEST(BenchMinBw, AUniformlyDegradedFabricFails) {
   EXPECT_NE(html.find("--min-bw defaults to 60%"), std::string::npos);
 }
 
-std::string text_of(const Matrix &m, const std::vector<std::string> &hosts) {
-  char *buf = nullptr;
-  std::size_t len = 0;
-  std::FILE *f = open_memstream(&buf, &len);
-  TextOut(f).matrix(m, hosts);
-  std::fclose(f);
-  std::string s(buf, len);
-  std::free(buf);
-  return s;
-}
+using rdmxbench_test::text_of;
 
 // 24 ranks on 3 hosts: the text matrix is 3 x 3 hosts, each cell the
 // median/lowest of its rank pairs and how many are flagged or silent.
