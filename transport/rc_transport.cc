@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/memhooks.h"
+#include "transport/connect_rule.h"
 
 namespace rdmx {
 
@@ -102,6 +103,7 @@ rdmx_status_t RcTransport::open() {
     if ((st = cm_.listen(choice.addr)) != RDMX_OK) return st;
     if ((st = dev_.open(cm_.verbs(), cm_.port_num())) != RDMX_OK) return st;
     name_ = std::string("rc ") + dev_.name() + ":" + std::to_string(dev_.port());
+    lazy_ = cfg_.lazy_connect(p_.size);  // published by address(), checked against every peer's in connect()
     if ((st = size_queues()) != RDMX_OK) return st;
     const size_t buf = p_.eager_limit + sizeof(wire::MsgHdr);
     if ((st = iface_.open(dev_, srq_depth_, buf, cqe_)) != RDMX_OK) return st;
@@ -116,11 +118,33 @@ rdmx_status_t RcTransport::open() {
 
 RcAddr RcTransport::address() const {
     const sockaddr_in me = cm_.bound_addr();
-    return RcAddr{me.sin_addr.s_addr, ntohs(me.sin_port), 0};
+    return RcAddr{me.sin_addr.s_addr, ntohs(me.sin_port), connect_mode_flags(lazy_)};
+}
+
+// Ranks that disagree on RDMX_CONNECT cannot connect (connect_rule.h): every
+// rank that serves one of the others refuses the job here, naming the first
+// it disagrees with, instead of waiting out the connect timeout.
+rdmx_status_t RcTransport::check_connect_modes(const std::vector<RcAddr> &addrs,
+                                               const std::vector<uint8_t> &serve) const {
+    int first = -1, clashes = 0;
+    for (size_t r = 0; r < addrs.size(); ++r) {
+        if (serve[r] == 0 || static_cast<int>(r) == p_.rank || !connect_modes_clash(lazy_, addrs[r].flags)) continue;
+        if (first < 0) first = static_cast<int>(r);
+        ++clashes;
+    }
+    if (first < 0) return RDMX_OK;
+    const char *mine = lazy_ ? "lazy" : "mesh";
+    const char *theirs = lazy_ ? "mesh" : "lazy";
+    RDMX_ERROR("init: rank %d resolved RDMX_CONNECT to %s but rank %d to %s (%d rc peer(s) of this rank "
+               "disagree): the ranks of a job must all connect the same way, or their connections never come up "
+               "(hint: give every rank the same RDMX_CONNECT; auto decides by the job size, so it agrees)",
+               p_.rank, mine, first, theirs, clashes);
+    return RDMX_ERR_INVALID_ARG;
 }
 
 rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::vector<uint8_t> &serve,
                                    uint64_t job_key, double *seconds) {
+    if (rdmx_status_t st = check_connect_modes(addrs, serve)) return st;
     addrs_.resize(addrs.size());
     eps_.resize(addrs.size());
     for (size_t r = 0; r < addrs.size(); ++r) {
@@ -145,7 +169,7 @@ rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::
     mp.max_inline = kInlineWanted;
     mp.credit_slots = &credit_mem_;
     mp.timeout = cfg_.connect_timeout;
-    mp.lazy = lazy_ = cfg_.lazy_connect(p_.size);
+    mp.lazy = lazy_;
     on_demand_ = lazy_;
     const uint64_t t0 = now_ns();
     if (lazy_) {

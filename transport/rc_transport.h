@@ -75,6 +75,7 @@ public:
 private:
     // rc_transport.cc
     rdmx_status_t size_queues();
+    rdmx_status_t check_connect_modes(const std::vector<RcAddr> &addrs, const std::vector<uint8_t> &serve) const;
     void setup_rndv();
     // rc_msg.cc
     bool post_msg(Endpoint &ep, const MsgOut &m);

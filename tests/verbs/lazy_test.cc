@@ -11,6 +11,10 @@
 //              with RDMX_ERR_PEER_LOST within RDMX_CONNECT_TIMEOUT plus a
 //              margin, while their traffic with each other goes on; finalize
 //              does not wait for it.
+//   mixed      ranks that disagree on RDMX_CONNECT (the test line gives
+//              some mesh, some lazy): every rank's rdmx_init fails with
+//              RDMX_ERR_INVALID_ARG well within the connect timeout,
+//              instead of waiting for connections that never come.
 //   bringup    prints rdmx_init's time and the first exchange of one byte
 //              with every peer (the slowest rank's), for the mesh vs lazy
 //              figures of docs/scale.md; checks the bytes.
@@ -34,6 +38,9 @@ constexpr size_t kBigLen = 256 * 1024;  // rendezvous over a lazily made connect
 // A margin over RDMX_CONNECT_TIMEOUT for a loss to be noticed: housekeeping
 // runs every millisecond, the emulated guest is slow.
 constexpr double kLossMarginS = 15.0;
+// mixed: rdmx_init must refuse the job well before RDMX_CONNECT_TIMEOUT
+// (the test line sets it to twice this) would end it.
+constexpr double kMixedBoundS = 30.0;
 
 // Peers this rank has an rc connection to now.
 uint64_t rc_connections(rdmx_context_h ctx) {
@@ -218,11 +225,31 @@ void bringup(rdmx_context_h ctx, double init_s) {
                     (worst[0] + worst[1]) * 1e3);
 }
 
+// Not through init_or_skip: the failure is the expected outcome.
+int mixed() {
+    const char *mode = std::getenv("RDMX_CONNECT");
+    const double t0 = now_s();
+    rdmx_context_h ctx = nullptr;
+    const rdmx_status_t st = rdmx_init(nullptr, &ctx);
+    const double took = now_s() - t0;
+    if (st == RDMX_ERR_NO_DEVICE) {
+        std::fprintf(stderr, "SKIP: no RDMA device (%s)\n", rdmx_strerror(st));
+        return 77;
+    }
+    if (st == RDMX_OK) (void)rdmx_finalize(ctx);
+    RT_CHECK(st == RDMX_ERR_INVALID_ARG, "rdmx_init with RDMX_CONNECT=%s among ranks that disagree: %s, want %s",
+             mode ? mode : "(unset)", rdmx_strerror(st), rdmx_strerror(RDMX_ERR_INVALID_ARG));
+    RT_CHECK(took < kMixedBoundS, "rdmx_init took %.1f s to refuse the job (bound %.0f s)", took, kMixedBoundS);
+    std::printf("lazy mixed: RDMX_CONNECT=%s refused in %.2f s\n", mode ? mode : "(unset)", took);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
     rt::g_test = argc > 1 ? argv[1] : "?";
+    if (mode == "mixed") return mixed();
     const double t0 = now_s();
     rdmx_context_h ctx = rt::init_or_skip();
     const double init_s = now_s() - t0;
@@ -234,7 +261,7 @@ int main(int argc, char **argv) {
     else if (mode == "anysource") anysource(ctx);
     else if (mode == "peerlost") peerlost(ctx);
     else if (mode == "bringup") bringup(ctx, init_s);
-    else RT_CHECK(false, "unknown case '%s' (crossed, anysource, peerlost, bringup)", mode.c_str());
+    else RT_CHECK(false, "unknown case '%s' (crossed, anysource, peerlost, mixed, bringup)", mode.c_str());
     RT_OK(rdmx_finalize(ctx));
     return 0;
 }
