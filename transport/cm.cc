@@ -401,9 +401,14 @@ void ConnManager::on_established(Endpoint &ep, const rdma_cm_event *ev) {
         ep.max_rd_atomic = ev->param.conn.initiator_depth > 0 ? ev->param.conn.initiator_depth : 1;
     }
     if (ep.state == ConnState::kConnected) return;  // COMM_EST got there first
-    ep.set_state(ConnState::kConnected);
+    mark_connected(ep);
     ep.wanted = false;
     ep.refused = 0;
+}
+
+void ConnManager::mark_connected(Endpoint &ep) {
+    ep.set_state(ConnState::kConnected);
+    if (on_connected) on_connected(ep);
 }
 
 void ConnManager::on_rejected(Endpoint &ep, const rdma_cm_event *ev) {
@@ -561,7 +566,7 @@ int ConnManager::poll_events() {
 void ConnManager::notify_established(Endpoint &ep) {
     if (ep.id && ep.state == ConnState::kAccepting) {
         (void)vx::notify(ep.id.get(), IBV_EVENT_COMM_EST);
-        ep.set_state(ConnState::kConnected);
+        mark_connected(ep);
     }
 }
 

@@ -36,6 +36,7 @@ class ConnManager {
 public:
     using PeerLostFn = std::function<void(int peer, rdmx_status_t why, const char *reason)>;
     using QpEventFn = std::function<void()>;
+    using ConnectedFn = std::function<void(Endpoint &ep)>;
 
     ConnManager() = default;
     ConnManager(const ConnManager &) = delete;
@@ -75,6 +76,8 @@ public:
 
     PeerLostFn on_peer_lost;
     QpEventFn on_device_removal;
+    // Once per connection, when it becomes CONNECTED (mesh and lazy alike).
+    ConnectedFn on_connected;
     QpTable qpn_to_peer;  // looked up on every receive completion
 
 private:
@@ -87,6 +90,7 @@ private:
     void on_rejected(Endpoint &ep, const rdma_cm_event *ev);
     void on_transient(Endpoint &ep, const rdma_cm_event *ev);
     void on_disconnected(Endpoint &ep);
+    void mark_connected(Endpoint &ep);
     void start_connect(Endpoint &ep);
     void start_wanted(Endpoint &ep);
     void give_up(Endpoint &ep, rdmx_status_t st, const char *why);

@@ -89,13 +89,15 @@ void RcTransport::keepalive() {
     const uint64_t now = now_ns();
     if (now < keepalive_ns_) return;
     keepalive_ns_ = now + static_cast<uint64_t>(cfg_.peer_timeout * 0.5e9);
-    keepalive_seen_.resize(eps_.size(), ~0u);
     std::vector<Endpoint *> probed;
-    for (Endpoint &ep : eps_) {
-        uint32_t &seen = keepalive_seen_[static_cast<size_t>(ep.peer)];
-        if (!ep.served || !ep.usable() || probe_unanswered(ep, now)) continue;
-        if (ep.rx_seq != seen) {
-            seen = ep.rx_seq;
+    // A copy: a peer lost here (and any the engine closes on hearing it)
+    // leaves live_ while we walk. Twice per RDMX_PEER_TIMEOUT, so cheap.
+    const std::vector<int> peers = live_;
+    for (int peer : peers) {
+        Endpoint &ep = eps_[static_cast<size_t>(peer)];
+        if (!ep.usable() || probe_unanswered(ep, now)) continue;
+        if (ep.rx_seq != ep.keepalive_seen) {
+            ep.keepalive_seen = ep.rx_seq;
             ep.probe_ns = 0;
             continue;
         }

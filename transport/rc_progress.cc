@@ -133,6 +133,7 @@ void RcTransport::fail_device(rdmx_status_t why) {
             if (ep.id) (void)vx::disconnect(ep.id.get());  // the peers hear of it now, not at our finalize
         }
     for (Endpoint &ep : eps_) ep.reported = true;
+    live_.clear();
     sink_->on_fatal(why);
 }
 

@@ -171,6 +171,7 @@ rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::
     mp.timeout = cfg_.connect_timeout;
     mp.lazy = lazy_;
     on_demand_ = lazy_;
+    cm_.on_connected = [this](Endpoint &ep) { on_connected(ep); };
     const uint64_t t0 = now_ns();
     if (lazy_) {
         // Nothing to connect now: the listening id is up (open), peers dial
@@ -180,8 +181,6 @@ rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::
         cm_.attach(mp, dev_, iface_, eps_, addrs_);
         *seconds = static_cast<double>(now_ns() - t0) * 1e-9;
         low_bounce_ = Endpoint::signal_period(sq_depth_);
-        keepalive_seen_.assign(eps_.size(), ~0u);
-        owed_.reserve(eps_.size());
         set_cm_hooks();
         RDMX_INFO("rc: connections on demand (RDMX_CONNECT), listening at %s", sockaddr_str(cm_.bound_addr()).c_str());
         return RDMX_OK;
@@ -193,16 +192,33 @@ rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::
     low_bounce_ = 1;
     for (const Endpoint &ep : eps_)
         if (ep.served && ep.signal_every > low_bounce_) low_bounce_ = ep.signal_every;
-    keepalive_seen_.assign(eps_.size(), ~0u);
-    owed_.reserve(eps_.size());  // a peer is listed at most once (Endpoint::owed): no allocation later
     set_cm_hooks();
     RDMX_INFO("rc: connections up in %.3f s (inline %u B)", *seconds, max_inline_);
     return RDMX_OK;
 }
 
+// A connection came up. owed_ lists a peer at most once (Endpoint::owed),
+// and only peers that were connected: room for all of them now means no
+// allocation on the data path.
+void RcTransport::on_connected(Endpoint &ep) {
+    live_.push_back(ep.peer);
+    ++ever_connected_;
+    if (owed_.capacity() < ever_connected_) owed_.reserve(2 * ever_connected_);
+}
+
+void RcTransport::drop_live(int peer) {
+    for (size_t i = 0; i < live_.size(); ++i)
+        if (live_[i] == peer) {
+            live_[i] = live_.back();
+            live_.pop_back();
+            return;
+        }
+}
+
 void RcTransport::close_peer(int peer, rdmx_status_t why) {
     Endpoint &ep = eps_[static_cast<size_t>(peer)];
     if (!ep.served) return;
+    drop_live(peer);
     ep.reported = true;  // the engine closes it, or is about to be told
     if (ep.error == 0) ep.error = why;
     if (ep.state == ConnState::kFailed) return;
@@ -215,8 +231,9 @@ void RcTransport::close_peer(int peer, rdmx_status_t why) {
 // sends: its completion proves the peer acknowledged everything before it,
 // so the disconnect that follows cannot flush eager data still on the wire.
 void RcTransport::flush() {
-    for (Endpoint &ep : eps_) {
-        if (!ep.served || !ep.usable() || ep.sq_done == ep.sq_posted) continue;
+    for (int peer : live_) {
+        Endpoint &ep = eps_[static_cast<size_t>(peer)];
+        if (!ep.usable() || ep.sq_done == ep.sq_posted) continue;
         ep.rx_granted_told = ep.rx_granted - credits_;  // forces return_credits to post
         owe(ep);
     }
@@ -224,8 +241,10 @@ void RcTransport::flush() {
 }
 
 bool RcTransport::quiet() {
-    for (const Endpoint &ep : eps_)
-        if (ep.served && ep.usable() && ep.sq_done != ep.sq_posted) return false;
+    for (int peer : live_) {
+        const Endpoint &ep = eps_[static_cast<size_t>(peer)];
+        if (ep.usable() && ep.sq_done != ep.sq_posted) return false;
+    }
     return true;
 }
 

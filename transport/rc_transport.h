@@ -116,6 +116,8 @@ private:
     void keepalive();
     void report_forged();
     void set_cm_hooks();
+    void on_connected(Endpoint &ep);
+    void drop_live(int peer);
 
     RcParams p_;
     const Config &cfg_;
@@ -124,7 +126,11 @@ private:
     rdmx_status_t fatal_ = RDMX_OK;    // device-wide failure
     uint64_t port_down_ns_ = 0;        // when the port went down (PORT_ERR), 0 while up
     uint64_t keepalive_ns_ = 0;        // next check for silent peers
-    std::vector<uint32_t> keepalive_seen_;  // each peer's rx_seq at the last check
+    // Peers with a connection up, in no order: what keepalive, flush and
+    // quiet visit, so their cost follows the connections, not the job.
+    // Added when a connection comes up, removed when it is closed or fails.
+    std::vector<int> live_;
+    size_t ever_connected_ = 0;        // connections that came up: owed_'s capacity
     std::vector<int> owed_;            // peers granted something since return_credits last looked (Endpoint::owed)
     bool forged_ = false;              // some endpoint's credit slot held a forged grant
     bool hooks_set_ = false;
