@@ -128,7 +128,7 @@ void RcTransport::dispatch_async(const ibv_async_event &ev) {
     case IBV_EVENT_QP_ACCESS_ERR: return on_qp_event(ev);
     case IBV_EVENT_SRQ_LIMIT_REACHED:
         RDMX_WARN("async: SRQ low watermark reached on %s (receives re-posted late?); re-armed", dev_.name());
-        flush_srq();  // whatever waits for a batch goes back now
+        (void)flush_srq();  // whatever waits for a batch goes back now
         (void)iface_.arm_limit();
         return;
     case IBV_EVENT_CQ_ERR:  // overrun or a broken CQ: completions are lost

@@ -186,7 +186,7 @@ int RcTransport::progress(bool housekeeping) {
         return 0;
     }
     // Receive buffers go back in batches (recycle); a failed re-post is retried here.
-    if (iface_.flush_due()) flush_srq();
+    if (iface_.flush_due()) (void)flush_srq();
     if (forged_) report_forged();
     if (!owed_.empty()) return_credits();  // only peers granted something since the last look
     if (housekeeping) {

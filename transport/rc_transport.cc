@@ -105,15 +105,44 @@ rdmx_status_t RcTransport::open() {
     name_ = std::string("rc ") + dev_.name() + ":" + std::to_string(dev_.port());
     lazy_ = cfg_.lazy_connect(p_.size);  // published by address(), checked against every peer's in connect()
     if ((st = size_queues()) != RDMX_OK) return st;
+    if ((st = open_iface()) != RDMX_OK) return st;
     const size_t buf = p_.eager_limit + sizeof(wire::MsgHdr);
-    if ((st = iface_.open(dev_, srq_depth_, buf, cqe_)) != RDMX_OK) return st;
     if ((st = send_pool_.init(dev_.pd(), dev_.name(), kSendBufs, buf, IBV_ACCESS_LOCAL_WRITE)) != RDMX_OK) return st;
-    if ((st = credit_mem_.init(dev_.pd(), dev_.name(), p_.size, p_.rank)) != RDMX_OK) return st;
+    if ((st = credit_mem_.init(dev_.pd(), dev_.name(), p_.size, p_.rank, !lazy_)) != RDMX_OK) return st;
     max_msg_ = dev_.port_attr().max_msg_sz;
     setup_rndv();
-    RDMX_INFO("device %s:%u at %s, SRQ %u x %zu B, %u credits per peer", dev_.name(), dev_.port(),
-              sockaddr_str(cm_.bound_addr()).c_str(), srq_depth_, buf, credits_);
+    RDMX_INFO("device %s:%u at %s, SRQ of %u x %zu B with %u posted%s, CQ of %u, %u credits per peer", dev_.name(),
+              dev_.port(), sockaddr_str(cm_.bound_addr()).c_str(), srq_depth_, buf, iface_.buffers(),
+              lazy_ ? " (more as peers connect)" : "", iface_.cq_entries(), credits_);
     return RDMX_OK;
+}
+
+// A mesh posts every receive buffer now: all its peers connect inside
+// rdmx_init. On demand the SRQ is still created for the whole job (its ring
+// is small next to the buffers), but buffers are registered and posted a
+// connection's worth at a time as peers connect (make_room), and the CQ
+// grows with them; a process that talks to k peers pins buffers for k.
+rdmx_status_t RcTransport::open_iface() {
+    const size_t buf = p_.eager_limit + sizeof(wire::MsgHdr);
+    if (!lazy_) return iface_.open(dev_, srq_depth_, buf, srq_depth_, srq_depth_, cqe_, cqe_);
+    const uint32_t chunk = credits_ + 1;  // one more connection's credits and control-message slack
+    const uint32_t first = (buffers_for(0) + chunk - 1) / chunk * chunk;
+    const uint32_t cqe = first + kCqSpare < cqe_ ? first + kCqSpare : cqe_;
+    return iface_.open(dev_, srq_depth_, buf, first, chunk, cqe, cqe_);
+}
+
+// Before a QP for `ep` exists, and before its credits and credit slot are
+// promised in private_data: the slot is registered, and (on demand) the SRQ
+// holds buffers for `qps` connections' credits, all posted, with a CQ to
+// match. The credit rule holds: every credit granted is a buffer on the SRQ.
+bool RcTransport::make_room(Endpoint &ep, uint32_t qps) {
+    if (credit_mem_.ensure(ep.peer) != RDMX_OK) return false;  // logged where it failed
+    if (!lazy_) return true;  // sized for every peer in rdmx_init
+    const uint32_t want = buffers_for(qps) < srq_depth_ ? buffers_for(qps) : srq_depth_;
+    if (iface_.grow(want, qps * sq_depth_ + kCqSpare) != RDMX_OK) return false;
+    // Buffers a failed post left waiting are posted here too, or the
+    // connection waits for a later attempt.
+    return flush_srq() == RDMX_OK;
 }
 
 RcAddr RcTransport::address() const {
@@ -172,6 +201,7 @@ rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::
     mp.lazy = lazy_;
     on_demand_ = lazy_;
     cm_.on_connected = [this](Endpoint &ep) { on_connected(ep); };
+    cm_.make_room = [this](Endpoint &ep, uint32_t qps) { return make_room(ep, qps); };
     const uint64_t t0 = now_ns();
     if (lazy_) {
         // Nothing to connect now: the listening id is up (open), peers dial

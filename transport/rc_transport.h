@@ -75,6 +75,11 @@ public:
 private:
     // rc_transport.cc
     rdmx_status_t size_queues();
+    rdmx_status_t open_iface();
+    bool make_room(Endpoint &ep, uint32_t qps);
+    // Receive buffers that back `qps` connections' credits and control
+    // messages (plan_queues' depth for that many peers, without its floor).
+    uint32_t buffers_for(uint32_t qps) const { return credits_ * qps + kSrqSlack + qps; }
     rdmx_status_t check_connect_modes(const std::vector<RcAddr> &addrs, const std::vector<uint8_t> &serve) const;
     void setup_rndv();
     // rc_msg.cc
@@ -85,7 +90,7 @@ private:
     // Owed this many grants or more, a peer is told by a credit write.
     uint32_t credit_write_at() const { return (credits_ + 1) / 2; }
     void recycle(Endpoint *ep, uint32_t idx);
-    void flush_srq();
+    rdmx_status_t flush_srq();  // a failed post is logged by the interface and retried by progress
     void handle_recv(const ibv_wc &wc);
     void check_message(Endpoint &ep, const ibv_wc &wc, uint32_t idx);
     void violation(Endpoint &ep, uint32_t idx, const char *what);
