@@ -15,13 +15,20 @@
 //              some mesh, some lazy): every rank's rdmx_init fails with
 //              RDMX_ERR_INVALID_ARG well within the connect timeout,
 //              instead of waiting for connections that never come.
+//   ring       each rank talks to its two ring neighbours only, more
+//              messages than one window of credits each way: lazily it
+//              ends with exactly those connections (a mesh with all), every
+//              message in order. Prints, per rank, its connections, pinned
+//              memory (VmPin) and bring-up times, for docs/scale.md.
 //   bringup    prints rdmx_init's time and the first exchange of one byte
 //              with every peer (the slowest rank's), for the mesh vs lazy
 //              figures of docs/scale.md; checks the bytes.
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,6 +45,9 @@ constexpr size_t kBigLen = 256 * 1024;  // rendezvous over a lazily made connect
 // A margin over RDMX_CONNECT_TIMEOUT for a loss to be noticed: housekeeping
 // runs every millisecond, the emulated guest is slow.
 constexpr double kLossMarginS = 15.0;
+// ring: messages each way per neighbour, over three windows of the largest
+// credit grant (64), so receive buffers recycle and credits return.
+constexpr int kRingMsgs = 200;
 // mixed: rdmx_init must refuse the job well before RDMX_CONNECT_TIMEOUT
 // (the test line sets it to twice this) would end it.
 constexpr double kMixedBoundS = 30.0;
@@ -225,6 +235,61 @@ void bringup(rdmx_context_h ctx, double init_s) {
                     (worst[0] + worst[1]) * 1e3);
 }
 
+// A "Field:   123 kB" line of /proc/self/status, in kB; -1 when absent.
+long status_kb(const char *field) {
+    FILE *f = std::fopen("/proc/self/status", "r");
+    if (f == nullptr) return -1;
+    char line[256];
+    long kb = -1;
+    const size_t len = std::strlen(field);
+    while (std::fgets(line, sizeof(line), f) != nullptr)
+        if (std::strncmp(line, field, len) == 0 && line[len] == ':') {
+            kb = std::strtol(line + len + 1, nullptr, 10);
+            break;
+        }
+    std::fclose(f);
+    return kb;
+}
+
+// No collective here: one would connect this rank to more peers lazily.
+void ring(rdmx_context_h ctx, double init_s) {
+    const int me = rdmx_rank(ctx), n = rdmx_size(ctx);
+    const int right = (me + 1) % n, left = (me + n - 1) % n;
+    const char *mode = std::getenv("RDMX_CONNECT");
+    const bool lazy = mode != nullptr && std::string(mode) == "lazy";
+    const int nbrs = n > 2 ? 2 : 1;
+    const int side[2] = {left, right};
+    std::vector<int> in(static_cast<size_t>(2 * kRingMsgs), -1), out(kRingMsgs);
+    for (int j = 0; j < kRingMsgs; ++j) out[static_cast<size_t>(j)] = me * 100000 + j;
+    std::vector<rdmx_request_h> reqs;
+    const double t0 = now_s();
+    for (int s = 0; s < nbrs; ++s)
+        for (int j = 0; j < kRingMsgs; ++j) {
+            reqs.push_back(nullptr);
+            RT_OK(rdmx_irecv(ctx, &in[static_cast<size_t>(s * kRingMsgs + j)], sizeof(int), side[s], kTagOrder,
+                             &reqs.back()));
+        }
+    for (int s = 0; s < nbrs; ++s)
+        for (int j = 0; j < kRingMsgs; ++j) {
+            reqs.push_back(nullptr);
+            RT_OK(rdmx_isend(ctx, &out[static_cast<size_t>(j)], sizeof(int), side[s], kTagOrder, &reqs.back()));
+        }
+    RT_OK(rdmx_waitall(reqs.size(), reqs.data(), nullptr));
+    const double exch_s = now_s() - t0;
+    for (int s = 0; s < nbrs; ++s)
+        for (int j = 0; j < kRingMsgs; ++j)
+            RT_CHECK(in[static_cast<size_t>(s * kRingMsgs + j)] == side[s] * 100000 + j, "message %d from %d holds %d",
+                     j, side[s], in[static_cast<size_t>(s * kRingMsgs + j)]);
+    const uint64_t conns = rc_connections(ctx);
+    const uint64_t want = lazy ? static_cast<uint64_t>(nbrs) : static_cast<uint64_t>(n - 1);
+    RT_CHECK(conns == want, "%llu rc connections after talking to %d neighbours (RDMX_CONNECT=%s), want %llu",
+             static_cast<unsigned long long>(conns), nbrs, mode ? mode : "mesh", static_cast<unsigned long long>(want));
+    std::printf("lazy ring: RDMX_CONNECT=%s np %d rank %d: %llu rc connections, VmPin %ld kB, init %.1f ms, "
+                "first exchange with the neighbours %.1f ms\n", mode ? mode : "mesh", n, me,
+                static_cast<unsigned long long>(conns), status_kb("VmPin"), init_s * 1e3, exch_s * 1e3);
+    std::fflush(stdout);
+}
+
 // Not through init_or_skip: the failure is the expected outcome.
 int mixed() {
     const char *mode = std::getenv("RDMX_CONNECT");
@@ -261,7 +326,8 @@ int main(int argc, char **argv) {
     else if (mode == "anysource") anysource(ctx);
     else if (mode == "peerlost") peerlost(ctx);
     else if (mode == "bringup") bringup(ctx, init_s);
-    else RT_CHECK(false, "unknown case '%s' (crossed, anysource, peerlost, mixed, bringup)", mode.c_str());
+    else if (mode == "ring") ring(ctx, init_s);
+    else RT_CHECK(false, "unknown case '%s' (crossed, anysource, peerlost, mixed, ring, bringup)", mode.c_str());
     RT_OK(rdmx_finalize(ctx));
     return 0;
 }
