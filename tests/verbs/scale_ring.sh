@@ -4,10 +4,12 @@
 # its two ring neighbours only, full mesh against connections on demand
 # (docs/scale.md, "Sized by the connected peers"). Runs `lazy_test ring`
 # with NP ranks (default 8) over rc, mesh and lazy alternating, ROUNDS times
-# each (default 2), and prints per run the slowest rank's rdmx_init and first
-# neighbour exchange, and the largest rank's rc connections, VmPin and
-# receive buffers on the SRQ (from its log: the open line, then the last
-# growth). Needs an RDMA device: run it through scripts/vm/run.sh.
+# each (default 2), and prints per run the slowest rank's rdmx_init, the rc
+# full mesh inside it (its log's "connections up in"; none on demand) and
+# the first exchange with the neighbours (which makes the connections on
+# demand), and the largest rank's rc connections, VmPin and receive buffers
+# on the SRQ (from its log: the open line, then the last growth). Needs an
+# RDMA device: run it through scripts/vm/run.sh.
 set -euo pipefail
 bdir="$(cd "${1:?usage: scale_ring.sh BUILD_DIR [NP] [ROUNDS]}" && pwd -P)"
 np="${2:-8}"
@@ -27,7 +29,8 @@ srq_of() {
   echo "${n:-?}"
 }
 
-printf '%-5s %3s %5s %12s %16s %6s %10s %11s\n' mode np round "init ms" "neighbours ms" conns "VmPin kB" "SRQ bufs"
+printf '%-5s %3s %5s %10s %10s %15s %6s %9s %9s\n' mode np round "init ms" "mesh ms" "neighbours ms" conns "VmPin kB" \
+  "SRQ bufs"
 for r in $(seq 1 "$rounds"); do
   for mode in mesh lazy; do
     out="$logs/$mode-$r.out"
@@ -38,7 +41,9 @@ for r in $(seq 1 "$rounds"); do
       s="$(srq_of "$f")"
       [ "$s" != "?" ] && [ "$s" -gt "$srq" ] && srq="$s"
     done
-    awk -v mode="$mode" -v np="$np" -v r="$r" -v srq="$srq" '
+    mesh_ms="$(cat "$logs/$mode-$r-"*.log | sed -n 's/.*rc: connections up in \([0-9.]*\) s.*/\1/p' |
+      awk '{ if ($1 > m) m = $1 } END { printf "%.1f", m * 1000 }')"
+    awk -v mode="$mode" -v np="$np" -v r="$r" -v srq="$srq" -v mesh_ms="$mesh_ms" '
       /^lazy ring:/ {
         for (i = 1; i <= NF; i++) {
           if ($i == "connections,") c = $(i - 2) + 0
@@ -50,7 +55,7 @@ for r in $(seq 1 "$rounds"); do
       }
       END {
         if (ranks != np) { printf "%s run %d: %d of %d ranks reported\n", mode, r, ranks, np; exit 1 }
-        printf "%-5s %3d %5d %12.1f %16.1f %6d %10d %11d\n", mode, np, r, tm, xm, cm, pm, srq
+        printf "%-5s %3d %5d %10.1f %10.1f %15.1f %6d %9d %9d\n", mode, np, r, tm, mesh_ms, xm, cm, pm, srq
       }' "$out"
   done
 done
