@@ -251,14 +251,28 @@ long status_kb(const char *field) {
     return kb;
 }
 
+// Nobody finalizes (and disconnects) before every rank has counted its
+// connections: a token goes round the ring twice, the first time passed on
+// by each rank after its count, the second time telling each that all have
+// counted. Neighbours only, so on demand it makes no new connection (a
+// collective would).
+void pass_token_twice(rdmx_context_h ctx, int left, int right) {
+    for (int round = 0; round < 2; ++round) {
+        int token = round;
+        if (rdmx_rank(ctx) == 0) {
+            RT_OK(rdmx_send(ctx, &token, sizeof(token), right, kTagBig));
+            RT_OK(rdmx_recv(ctx, &token, sizeof(token), left, kTagBig, nullptr));
+        } else {
+            RT_OK(rdmx_recv(ctx, &token, sizeof(token), left, kTagBig, nullptr));
+            RT_OK(rdmx_send(ctx, &token, sizeof(token), right, kTagBig));
+        }
+        RT_CHECK(token == round, "token of round %d holds %d", round, token);
+    }
+}
+
 // No collective here: one would connect this rank to more peers lazily.
-// Connections are counted while both neighbours are sure to be up: each
-// waits for this rank's last message, sent after the count. (A mesh is
-// counted right after rdmx_init, as in bringup: ranks that finish early
-// disconnect from everyone.)
 void ring(rdmx_context_h ctx, double init_s) {
     const int me = rdmx_rank(ctx), n = rdmx_size(ctx);
-    const uint64_t after_init = rc_connections(ctx);
     const int right = (me + 1) % n, left = (me + n - 1) % n;
     const char *mode = std::getenv("RDMX_CONNECT");
     const bool lazy = mode != nullptr && std::string(mode) == "lazy";
@@ -285,19 +299,12 @@ void ring(rdmx_context_h ctx, double init_s) {
         for (int j = 0; j < kRingMsgs; ++j)
             RT_CHECK(in[static_cast<size_t>(s * kRingMsgs + j)] == side[s] * 100000 + j, "message %d from %d holds %d",
                      j, side[s], in[static_cast<size_t>(s * kRingMsgs + j)]);
-    const uint64_t conns = lazy ? rc_connections(ctx) : after_init;
+    const uint64_t conns = rc_connections(ctx);
     const uint64_t want = lazy ? static_cast<uint64_t>(nbrs) : static_cast<uint64_t>(n - 1);
-    RT_CHECK(conns == want, "%llu rc connections %s (RDMX_CONNECT=%s), want %llu", static_cast<unsigned long long>(conns),
-             lazy ? "after talking to the neighbours" : "after rdmx_init", mode ? mode : "mesh",
-             static_cast<unsigned long long>(want));
+    RT_CHECK(conns == want, "%llu rc connections after talking to %d neighbours (RDMX_CONNECT=%s), want %llu",
+             static_cast<unsigned long long>(conns), nbrs, mode ? mode : "mesh", static_cast<unsigned long long>(want));
     const long pinned_kb = status_kb("VmPin");
-    int done_in[2] = {0, 0}, done_out = 1;
-    rdmx_request_h d[4] = {nullptr, nullptr, nullptr, nullptr};
-    for (int s = 0; s < nbrs; ++s) {
-        RT_OK(rdmx_irecv(ctx, &done_in[s], sizeof(int), side[s], kTagBig, &d[2 * s]));
-        RT_OK(rdmx_isend(ctx, &done_out, sizeof(int), side[s], kTagBig, &d[2 * s + 1]));
-    }
-    RT_OK(rdmx_waitall(static_cast<size_t>(2 * nbrs), d, nullptr));
+    pass_token_twice(ctx, left, right);
     std::printf("lazy ring: RDMX_CONNECT=%s np %d rank %d: %llu rc connections, VmPin %ld kB, init %.1f ms, "
                 "first exchange with the neighbours %.1f ms\n", mode ? mode : "mesh", n, me,
                 static_cast<unsigned long long>(conns), pinned_kb, init_s * 1e3, exch_s * 1e3);
