@@ -125,10 +125,8 @@ rdmx_status_t CreditSlots::init(ibv_pd *pd, const char *dev, int size, int self,
 rdmx_status_t CreditSlots::ensure(int peer) {
     MrHandle &m = mrs_[static_cast<size_t>(peer)];
     if (m) return RDMX_OK;
-    rdmx_status_t st = register_memory(pd_, dev_, base_ + static_cast<size_t>(peer) * kStride, sizeof(uint64_t),
-                                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &m);
-    registered_ += st == RDMX_OK;
-    return st;
+    return register_memory(pd_, dev_, base_ + static_cast<size_t>(peer) * kStride, sizeof(uint64_t),
+                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &m);
 }
 
 }  // namespace rdmx

@@ -86,7 +86,6 @@ public:
     rdmx_status_t init(ibv_pd *pd, const char *dev, int size, int self, bool all);
     // Registers `peer`'s slot if it is not yet (logged on failure).
     rdmx_status_t ensure(int peer);
-    size_t registered() const { return registered_; }
     volatile uint64_t *slot(int peer) const {
         return reinterpret_cast<volatile uint64_t *>(base_ + static_cast<size_t>(peer) * kStride);
     }
@@ -101,7 +100,6 @@ private:
     size_t bytes_ = 0;
     ibv_pd *pd_ = nullptr;
     const char *dev_ = "";
-    size_t registered_ = 0;
     std::vector<MrHandle> mrs_;  // deregistered before the memory is unmapped
 };
 
