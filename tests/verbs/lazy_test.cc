@@ -142,6 +142,13 @@ void anysource(rdmx_context_h ctx) {
         RT_CHECK(rc_connections(ctx) == peers, "%llu rc connections, want %zu",
                  static_cast<unsigned long long>(rc_connections(ctx)), peers);
         for (int p = 1; p < n; ++p) RT_OK(rdmx_send(ctx, &p, sizeof(p), p, kTagOrder));
+        // Stay until every sender has counted its connections: finalize
+        // disconnects, and a sender counting after that would see none.
+        for (int p = 1; p < n; ++p) {
+            int ack = -1;
+            RT_OK(rdmx_recv(ctx, &ack, sizeof(ack), p, kTagBig, nullptr));
+            RT_CHECK(ack == p, "rank %d acknowledged as %d", p, ack);
+        }
     } else {
         // Late: rank 0's receives are posted (and no connection exists) by then.
         std::this_thread::sleep_for(std::chrono::milliseconds(300 + 50 * me));
@@ -154,6 +161,7 @@ void anysource(rdmx_context_h ctx) {
         // that connection is up), and nobody dials a rank that only sends.
         RT_CHECK(rc_connections(ctx) == 1, "%llu rc connections after talking to rank 0 alone",
                  static_cast<unsigned long long>(rc_connections(ctx)));
+        RT_OK(rdmx_send(ctx, &me, sizeof(me), 0, kTagBig));
     }
     std::printf("lazy anysource: rank %d OK\n", me);
 }
