@@ -48,7 +48,7 @@ bool parse_size(const char *s, size_t *out) {
 QueuePlan plan_queues(uint32_t npeers, uint32_t want_srq, uint32_t max_credits, uint32_t max_srq_wr,
                       uint32_t max_cqe, uint32_t max_qp_wr, uint32_t want_sq) {
     QueuePlan q;
-    const uint64_t slack = 16 + static_cast<uint64_t>(npeers);  // control messages (FIN, CTS, PutFin) in flight
+    const uint64_t slack = kSrqSlack + static_cast<uint64_t>(npeers);  // control messages (FIN, CTS, PutFin) in flight
     // Some devices report max_srq_wr but take one less (a ring with a spare entry).
     const uint64_t srq_cap = max_srq_wr > 1 ? max_srq_wr - 1u : ~0u;
     const uint64_t n = npeers > 0 ? npeers : 1;
@@ -64,22 +64,22 @@ QueuePlan plan_queues(uint32_t npeers, uint32_t want_srq, uint32_t max_credits, 
     uint64_t depth = credits * n + slack;
     if (depth < want_srq) depth = want_srq < srq_cap ? want_srq : srq_cap;
     uint64_t sq = want_sq;  // RDMX_SQ_DEPTH, a power of two: halving keeps it one
-    while (sq > kMinSqDepth && ((max_qp_wr != 0 && sq > max_qp_wr) || (max_cqe != 0 && depth + n * sq + 64 > max_cqe)))
+    while (sq > kMinSqDepth && ((max_qp_wr != 0 && sq > max_qp_wr) || (max_cqe != 0 && depth + n * sq + kCqSpare > max_cqe)))
         sq /= 2;
     if (max_qp_wr != 0 && sq > max_qp_wr) {
         q.limit = "max_qp_wr";
         q.need = sq;
         return q;
     }
-    if (max_cqe != 0 && depth + n * sq + 64 > max_cqe) {
+    if (max_cqe != 0 && depth + n * sq + kCqSpare > max_cqe) {
         q.limit = "max_cqe";
-        q.need = depth + n * sq + 64;
+        q.need = depth + n * sq + kCqSpare;
         return q;
     }
     q.credits = static_cast<uint32_t>(credits);
     q.srq_depth = static_cast<uint32_t>(depth);
     q.sq_depth = static_cast<uint32_t>(sq);
-    q.cqe = static_cast<uint32_t>(depth + n * sq + 64);
+    q.cqe = static_cast<uint32_t>(depth + n * sq + kCqSpare);
     return q;
 }
 

@@ -139,6 +139,11 @@ struct QueuePlan {
     uint64_t need = 0;
 };
 constexpr uint32_t kMinCredits = 2;
+// Receive buffers beyond the credits, for control messages in flight (FIN,
+// CTS, PutFin may borrow one credit each): this many plus one per peer.
+constexpr uint32_t kSrqSlack = 16;
+// CQ entries beyond every receive buffer and send-queue slot.
+constexpr uint32_t kCqSpare = 64;
 constexpr uint32_t kSqDepthWanted = 128;  // power of two: the send ring indexes by mask
 constexpr uint32_t kMinSqDepth = 32;      // four selective-signalling periods (one WR in a quarter of the ring)
 QueuePlan plan_queues(uint32_t npeers, uint32_t want_srq, uint32_t max_credits, uint32_t max_srq_wr,

@@ -122,6 +122,7 @@ void ConnManager::fill_conn_param(rdma_conn_param *cp, const void *priv, uint8_t
 }
 
 bool ConnManager::setup_qp(Endpoint &ep, rdma_cm_id *id) {
+    if (make_room && !make_room(ep, qps_ + 1)) return false;
     ibv_qp_init_attr qa{};
     qa.send_cq = iface_->cq();
     qa.recv_cq = iface_->cq();
@@ -148,6 +149,7 @@ bool ConnManager::setup_qp(Endpoint &ep, rdma_cm_id *id) {
     }
     if (qa.cap.max_inline_data < want)
         RDMX_DEBUG("cm: %s took inline data of %u B, not the %u asked", dev_->name(), qa.cap.max_inline_data, want);
+    ++qps_;
     ep.qp = id->qp;
     ep.qp_num = id->qp->qp_num;
     ep.sq_depth = qa.cap.max_send_wr < p_.sq_depth ? qa.cap.max_send_wr : p_.sq_depth;
@@ -162,6 +164,7 @@ bool ConnManager::setup_qp(Endpoint &ep, rdma_cm_id *id) {
 
 void ConnManager::bury(Endpoint &ep) {
     if (ep.qp_num != 0) (void)qpn_to_peer.erase(ep.qp_num);
+    if (ep.qp != nullptr) --qps_;
     if (ep.id) graveyard_.push_back(ep.id.release());
     ep.qp = nullptr;
     ep.qp_num = 0;
@@ -401,9 +404,14 @@ void ConnManager::on_established(Endpoint &ep, const rdma_cm_event *ev) {
         ep.max_rd_atomic = ev->param.conn.initiator_depth > 0 ? ev->param.conn.initiator_depth : 1;
     }
     if (ep.state == ConnState::kConnected) return;  // COMM_EST got there first
-    ep.set_state(ConnState::kConnected);
+    mark_connected(ep);
     ep.wanted = false;
     ep.refused = 0;
+}
+
+void ConnManager::mark_connected(Endpoint &ep) {
+    ep.set_state(ConnState::kConnected);
+    if (on_connected) on_connected(ep);
 }
 
 void ConnManager::on_rejected(Endpoint &ep, const rdma_cm_event *ev) {
@@ -561,7 +569,7 @@ int ConnManager::poll_events() {
 void ConnManager::notify_established(Endpoint &ep) {
     if (ep.id && ep.state == ConnState::kAccepting) {
         (void)vx::notify(ep.id.get(), IBV_EVENT_COMM_EST);
-        ep.set_state(ConnState::kConnected);
+        mark_connected(ep);
     }
 }
 

@@ -36,6 +36,8 @@ class ConnManager {
 public:
     using PeerLostFn = std::function<void(int peer, rdmx_status_t why, const char *reason)>;
     using QpEventFn = std::function<void()>;
+    using ConnectedFn = std::function<void(Endpoint &ep)>;
+    using RoomFn = std::function<bool(Endpoint &ep, uint32_t qps)>;
 
     ConnManager() = default;
     ConnManager(const ConnManager &) = delete;
@@ -75,6 +77,14 @@ public:
 
     PeerLostFn on_peer_lost;
     QpEventFn on_device_removal;
+    // Once per connection, when it becomes CONNECTED (mesh and lazy alike).
+    ConnectedFn on_connected;
+    // Before a QP is created for `ep`, and so before its credits and credit
+    // slot are promised in private_data: the owner makes the shared SRQ, CQ
+    // and credit slot ready for `qps` QPs. False (logged by the owner)
+    // fails this connection attempt.
+    RoomFn make_room;
+    uint32_t qps() const { return qps_; }  // QPs alive (created, not yet buried)
     QpTable qpn_to_peer;  // looked up on every receive completion
 
 private:
@@ -87,6 +97,7 @@ private:
     void on_rejected(Endpoint &ep, const rdma_cm_event *ev);
     void on_transient(Endpoint &ep, const rdma_cm_event *ev);
     void on_disconnected(Endpoint &ep);
+    void mark_connected(Endpoint &ep);
     void start_connect(Endpoint &ep);
     void start_wanted(Endpoint &ep);
     void give_up(Endpoint &ep, rdmx_status_t st, const char *why);
@@ -119,6 +130,7 @@ private:
     // flood from outside the job must not turn into a flood of log writes).
     uint64_t refusal_logged_ns_ = 0;    // when the last refusal line was written
     uint64_t refusals_unlogged_ = 0;    // refused since, not logged one by one
+    uint32_t qps_ = 0;
     std::vector<int> wanted_;           // lazy: peers wanted and not yet connected (Endpoint::wanted)
     std::vector<rdma_cm_id *> graveyard_;  // destroyed after the current event is acked
     EventChannelHandle channel_;

@@ -10,6 +10,12 @@
 // waits for the lower rank's request; a higher rank that receives the lower
 // rank's request while dialling drops its own attempt and accepts. Either
 // side ends with exactly one connection, whatever order the packets take.
+//
+// The rule assumes both ranks of a pair connect the same way. A mesh rank
+// never dials a higher rank and refuses its requests (kRejectDirection), so
+// a lazy higher rank would wait for a connection that never comes until
+// RDMX_CONNECT_TIMEOUT. Each rank therefore publishes its mode beside its rc
+// address (RcAddr::flags) and rdmx_init refuses a job whose ranks disagree.
 #pragma once
 #include <cstdint>
 
@@ -31,6 +37,20 @@ enum class RequestVerdict : uint8_t {
     kRejectDirection,  // mesh: only the lower rank dials
     kRejectDuplicate,  // that pair is connected (or lost) already
 };
+
+// RcAddr::flags bits: the rank's resolved RDMX_CONNECT (auto already decided).
+constexpr uint16_t kConnectModeMesh = 1;
+constexpr uint16_t kConnectModeLazy = 2;
+constexpr uint16_t kConnectModeMask = kConnectModeMesh | kConnectModeLazy;
+
+constexpr uint16_t connect_mode_flags(bool lazy) { return lazy ? kConnectModeLazy : kConnectModeMesh; }
+
+// True when a peer's published flags name the other mode. A peer that states
+// none (0: a raw test peer joining the bootstrap by hand) is not judged.
+constexpr bool connect_modes_clash(bool lazy, uint16_t peer_flags) {
+    const uint16_t theirs = peer_flags & kConnectModeMask;
+    return theirs != 0 && theirs != connect_mode_flags(lazy);
+}
 
 constexpr RequestVerdict judge_request(bool lazy, int me, int from, PeerConn mine) {
     if (mine == PeerConn::kUp) return RequestVerdict::kRejectDuplicate;

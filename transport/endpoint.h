@@ -92,6 +92,7 @@ struct Endpoint {
     uint32_t probe_seq = 0;        // keepalive write in flight: its WR sequence number,
     uint32_t probe_done = 0;       // sq_done when the SQ last moved while it waits,
     uint64_t probe_ns = 0;         // and when that was (0: no probe in flight)
+    uint32_t keepalive_seen = ~0u; // rx_seq at the last keepalive check
 
     bool forged_reported = false;  // grant_forged seen by a send: progress closes the peer
 

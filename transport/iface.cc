@@ -1,5 +1,7 @@
 #include "transport/iface.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -13,22 +15,92 @@ Iface::~Iface() {
     if (unsigned n = unacked_events_.load(); cq_ && n != 0) vx::ack_cq_events(cq_.get(), n);
     cq_.reset();
     channel_.reset();
+    mrs_.clear();  // deregistered before the memory they cover goes
+    if (base_ != nullptr) munmap(base_, bytes_);
 }
 
-rdmx_status_t Iface::open(Device &dev, uint32_t srq_depth, size_t buf_size, uint32_t cqe) {
+// The address range for every buffer the SRQ can hold, reserved without
+// backing (MAP_NORESERVE): pages cost nothing until a chunk is touched.
+rdmx_status_t Iface::reserve(uint32_t depth, size_t buf_size) {
+    size_ = buf_size;
+    stride_ = (buf_size + 63) & ~static_cast<size_t>(63);
+    bytes_ = stride_ * depth;
+    void *p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        RDMX_ERROR("iface %s: reserving %zu bytes for %u receive buffers failed: %s", dev_->name(), bytes_, depth,
+                   strerror(errno));
+        bytes_ = 0;
+        return RDMX_ERR_NO_MEMORY;
+    }
+    base_ = static_cast<char *>(p);
+    return RDMX_OK;
+}
+
+// Whole chunks (the last may be short, at the depth) until `buffers` are
+// registered; each new buffer waits in pending_ for the next flush.
+rdmx_status_t Iface::add_chunks(uint32_t buffers) {
+    if (buffers > depth_) buffers = depth_;
+    while (registered_ < buffers) {
+        const uint32_t first = registered_;
+        const uint32_t n = std::min(chunk_, depth_ - first);
+        char *at = recv_buf(first);
+        const size_t len = static_cast<size_t>(n) * stride_;
+        std::memset(at, 0, len);  // first touch: pages land on this thread's node
+        MrHandle mr;
+        if (rdmx_status_t st = register_memory(dev_->pd(), dev_->name(), at, len, IBV_ACCESS_LOCAL_WRITE, &mr))
+            return st;
+        mrs_.push_back(std::move(mr));
+        registered_ += n;
+        pending_.reserve(registered_);  // every buffer may wait for a re-post at once: no allocation later
+        for (uint32_t i = first; i < registered_; ++i) pending_.push_back(Repost{i, -1});
+    }
+    // The SRQ limit event (arm_limit) fires at an eighth of the buffers:
+    // flushing below a quarter keeps a partial batch from ever being why.
+    low_water_ = registered_ / kLowWaterDiv;
+    return RDMX_OK;
+}
+
+rdmx_status_t Iface::resize_cq(uint32_t cqe) {
+    if (cqe <= cq_entries()) return RDMX_OK;
+    uint32_t want = cq_entries() * 2 > cqe ? cq_entries() * 2 : cqe;
+    if (want > cqe_cap_) want = cqe < cqe_cap_ ? cqe_cap_ : cqe;
+    if (int e = vx::resize_cq(cq_.get(), static_cast<int>(want))) {
+        RDMX_ERROR("iface %s: ibv_resize_cq from %u to %u entries failed: %s (device max_cqe %d; hint: "
+                   "RDMX_CONNECT=mesh sizes the CQ once, in rdmx_init)", dev_->name(), cq_entries(), want,
+                   strerror(e), dev_->attr().max_cqe);
+        return e == ENOMEM ? RDMX_ERR_NO_MEMORY : RDMX_ERR_DEVICE;
+    }
+    return RDMX_OK;
+}
+
+rdmx_status_t Iface::grow(uint32_t buffers, uint32_t other_cqe) {
+    const uint32_t had = registered_;
+    if (rdmx_status_t st = add_chunks(buffers)) return st;
+    if (rdmx_status_t st = resize_cq(registered_ + other_cqe)) return st;
+    if (registered_ != had) {
+        RDMX_DEBUG("iface %s: %u receive buffers registered (%zu KiB pinned, SRQ of %u), CQ of %u entries",
+                   dev_->name(), registered_, pinned_bytes() >> 10, depth_, cq_entries());
+        (void)arm_limit();
+    }
+    return RDMX_OK;
+}
+
+rdmx_status_t Iface::open(Device &dev, uint32_t depth, size_t buf_size, uint32_t first, uint32_t chunk, uint32_t cqe,
+                          uint32_t cqe_cap) {
     dev_ = &dev;
     const ibv_device_attr &a = dev.attr();
-    depth_ = srq_depth;
+    depth_ = depth;
+    chunk_ = chunk > 0 ? chunk : 1;
+    cqe_cap_ = cqe_cap;
     // The caller sized the queues within these limits (plan_queues): a depth
     // clamped here would break the credits it promised peers.
     if ((a.max_srq_wr > 0 && depth_ > static_cast<uint32_t>(a.max_srq_wr) - 1) ||
-        (a.max_cqe > 0 && cqe > static_cast<uint32_t>(a.max_cqe))) {
+        (a.max_cqe > 0 && cqe_cap > static_cast<uint32_t>(a.max_cqe))) {
         RDMX_ERROR("iface %s: SRQ depth %u / CQ %u entries exceed the device's max_srq_wr %d / max_cqe %d",
-                   dev.name(), depth_, cqe, a.max_srq_wr, a.max_cqe);
+                   dev.name(), depth_, cqe_cap, a.max_srq_wr, a.max_cqe);
         return RDMX_ERR_INTERNAL;
     }
-    pending_.reserve(depth_);  // every buffer may wait for a re-post at once: no allocation later
-    rdmx_status_t st = recv_.init(dev.pd(), dev.name(), depth_, buf_size, IBV_ACCESS_LOCAL_WRITE);
+    rdmx_status_t st = reserve(depth_, buf_size);
     if (st != RDMX_OK) return st;
     ibv_comp_channel *ch = nullptr;
     if (int e = vx::create_comp_channel(dev.ctx(), &ch)) {
@@ -54,11 +126,8 @@ rdmx_status_t Iface::open(Device &dev, uint32_t srq_depth, size_t buf_size, uint
         return RDMX_ERR_DEVICE;
     }
     srq_.reset(srq);
-    // The SRQ limit event (arm_limit) fires at depth/8: flushing below
-    // depth/4 keeps a partial batch from ever being the reason it fires.
-    low_water_ = depth_ / kLowWaterDiv;
-    for (uint32_t i = 0; i < depth_; ++i) (void)repost(i, -1);
-    if ((st = flush([](int32_t) {})) != RDMX_OK) return st;
+    if ((st = add_chunks(first)) != RDMX_OK) return st;
+    if ((st = flush([](int32_t) {})) != RDMX_OK) return st;  // nothing owned yet: no credit to grant
     return arm_limit();
 }
 
@@ -74,7 +143,7 @@ rdmx_status_t Iface::post_pending(size_t *done_out) {
         ibv_recv_wr wr[kBatch];
         for (uint32_t i = 0; i < n; ++i) {
             const uint32_t idx = pending_[done + i].idx;
-            sge[i] = {reinterpret_cast<uint64_t>(recv_.buf(idx)), static_cast<uint32_t>(recv_.size()), recv_.lkey()};
+            sge[i] = {reinterpret_cast<uint64_t>(recv_buf(idx)), static_cast<uint32_t>(size_), mrs_[idx / chunk_]->lkey};
             wr[i] = {};
             wr[i].wr_id = (kWrRecv << kWrKindShift) | idx;
             wr[i].sg_list = &sge[i];
@@ -97,7 +166,7 @@ rdmx_status_t Iface::post_pending(size_t *done_out) {
 }
 
 rdmx_status_t Iface::arm_limit() {
-    if (int e = vx::arm_srq_limit(srq_.get(), depth_ / 8 > 0 ? depth_ / 8 : 1)) {
+    if (int e = vx::arm_srq_limit(srq_.get(), registered_ / 8 > 0 ? registered_ / 8 : 1)) {
         // rxe and most HCAs support it; without it we only lose an early warning.
         RDMX_DEBUG("iface %s: ibv_modify_srq(srq_limit) failed: %s", dev_->name(), strerror(e));
     }

@@ -1,8 +1,15 @@
 // The per-context interface: one completion channel, one CQ for sends and
-// receives, and one SRQ shared by every RC QP, fed from one registered pool.
-// Receive buffers are re-posted in batches (one ibv_post_srq_recv per batch);
-// each remembers the peer to credit once it is back on the SRQ, so a credit
-// never runs ahead of the buffer that backs it.
+// receives, and one SRQ shared by every RC QP, fed from registered receive
+// buffers. Receive buffers are re-posted in batches (one ibv_post_srq_recv
+// per batch); each remembers the peer to credit once it is back on the SRQ,
+// so a credit never runs ahead of the buffer that backs it.
+//
+// The SRQ is created at its full depth (its work-request ring is small next
+// to the buffers), but the buffers behind it can arrive in chunks: the
+// address range for all of them is reserved at open, each chunk is touched,
+// registered and posted only when grow() asks for it, and the CQ is resized
+// to match. A mesh opens with every buffer; connections on demand start with
+// a few and grow as peers connect (RcTransport::make_room).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -31,17 +38,30 @@ public:
     Iface &operator=(const Iface &) = delete;
     ~Iface();
 
-    rdmx_status_t open(Device &dev, uint32_t srq_depth, size_t buf_size, uint32_t cqe);
+    // depth: the SRQ's size, the most receive buffers it will ever hold.
+    // first: buffers registered and posted now, rounded up to whole chunks of
+    // `chunk`. cqe: the CQ's entries now; cqe_cap: the most grow() may ask.
+    rdmx_status_t open(Device &dev, uint32_t depth, size_t buf_size, uint32_t first, uint32_t chunk, uint32_t cqe,
+                       uint32_t cqe_cap);
+    // Registers receive buffers in whole chunks until at least `buffers` are
+    // registered (at most the depth) and queues them for posting (the
+    // caller's next flush posts them), and resizes the CQ to hold a
+    // completion for every registered buffer plus `other_cqe` (doubling, so
+    // that it resizes rarely, up to cqe_cap). Failures are logged here;
+    // nothing granted so far is affected.
+    rdmx_status_t grow(uint32_t buffers, uint32_t other_cqe);
     ibv_cq *cq() const { return cq_.get(); }
     ibv_srq *srq() const { return srq_.get(); }
     ibv_comp_channel *channel() const { return channel_.get(); }
-    const Slab &recv_pool() const { return recv_; }
-    char *recv_buf(uint32_t idx) const { return recv_.buf(idx); }
+    char *recv_buf(uint32_t idx) const { return base_ + static_cast<size_t>(idx) * stride_; }
+    uint32_t buffers() const { return registered_; }   // receive buffers registered (on the SRQ or in use)
+    size_t pinned_bytes() const { return static_cast<size_t>(registered_) * stride_; }
+    uint32_t cq_entries() const { return cq_ ? static_cast<uint32_t>(cq_->cqe) : 0; }
 
     // Queues a receive buffer for re-posting, to be credited to `owner` (a
     // peer, or -1) once posted. True when the caller should flush now: a
     // batch is full, the SRQ runs low, or an earlier post failed.
-    // (Capacity is the SRQ depth: a buffer is queued at most once.)
+    // (Capacity is the buffers registered: a buffer is queued at most once.)
     bool repost(uint32_t idx, int32_t owner) {
         pending_.push_back(Repost{idx, owner});
         return flush_due();
@@ -63,7 +83,8 @@ public:
         else pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
         return st;
     }
-    // Re-arms the SRQ low watermark after IBV_EVENT_SRQ_LIMIT_REACHED.
+    // Re-arms the SRQ low watermark (an eighth of the buffers registered)
+    // after IBV_EVENT_SRQ_LIMIT_REACHED.
     rdmx_status_t arm_limit();
     // Arms the CQ event and consumes pending channel events (non-blocking fd).
     rdmx_status_t arm_cq();
@@ -78,17 +99,29 @@ private:
         int32_t owner;   // peer credited once it is posted, or -1
     };
     rdmx_status_t post_pending(size_t *done);
+    rdmx_status_t reserve(uint32_t depth, size_t buf_size);
+    rdmx_status_t add_chunks(uint32_t buffers);
+    rdmx_status_t resize_cq(uint32_t cqe);
 
     Device *dev_ = nullptr;
     uint32_t depth_ = 0;
+    uint32_t chunk_ = 1;        // buffers registered at a time, one MR each
+    uint32_t registered_ = 0;   // buffers registered so far (a whole number of chunks, or the depth)
+    uint32_t cqe_cap_ = 0;
     uint32_t posted_ = 0;     // buffers on the SRQ now
     uint32_t low_water_ = 0;  // fewer than this posted: flush without waiting for a batch
     bool post_failed_ = false;
     std::vector<Repost> pending_;  // buffers waiting to be re-posted, oldest first
     // Callers of drain_channel may race (caller-mode progress from several threads).
     std::atomic<unsigned> unacked_events_{0};
-    // Creation order; destroyed in reverse (SRQ, CQ, channel, then the pool's MR).
-    Slab recv_;
+    // The receive buffers: one reserved range, registered chunk by chunk.
+    // Creation order; destroyed in reverse (SRQ, CQ, channel, the MRs, then
+    // the range, unmapped by the destructor).
+    char *base_ = nullptr;
+    size_t bytes_ = 0;          // reserved
+    size_t size_ = 0;           // a buffer's usable bytes
+    size_t stride_ = 0;         // size_ rounded up to 64
+    std::vector<MrHandle> mrs_; // chunk i covers buffers [i * chunk_, (i + 1) * chunk_)
     CompChannelHandle channel_;
     CqHandle cq_;
     SrqHandle srq_;

@@ -103,7 +103,9 @@ CreditSlots::~CreditSlots() {
     if (base_ != nullptr) munmap(base_, bytes_);
 }
 
-rdmx_status_t CreditSlots::init(ibv_pd *pd, const char *dev, int size, int self) {
+rdmx_status_t CreditSlots::init(ibv_pd *pd, const char *dev, int size, int self, bool all) {
+    pd_ = pd;
+    dev_ = dev;
     bytes_ = static_cast<size_t>(size) * kStride;
     void *p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
@@ -113,14 +115,18 @@ rdmx_status_t CreditSlots::init(ibv_pd *pd, const char *dev, int size, int self)
     }
     base_ = static_cast<char *>(p);  // anonymous: zero-filled
     mrs_.resize(static_cast<size_t>(size));
-    for (int r = 0; r < size; ++r) {
+    for (int r = 0; all && r < size; ++r) {
         if (r == self) continue;
-        rdmx_status_t st = register_memory(pd, dev, base_ + static_cast<size_t>(r) * kStride, sizeof(uint64_t),
-                                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
-                                           &mrs_[static_cast<size_t>(r)]);
-        if (st != RDMX_OK) return st;
+        if (rdmx_status_t st = ensure(r)) return st;
     }
     return RDMX_OK;
+}
+
+rdmx_status_t CreditSlots::ensure(int peer) {
+    MrHandle &m = mrs_[static_cast<size_t>(peer)];
+    if (m) return RDMX_OK;
+    return register_memory(pd_, dev_, base_ + static_cast<size_t>(peer) * kStride, sizeof(uint64_t),
+                           IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, &m);
 }
 
 }  // namespace rdmx

@@ -73,6 +73,8 @@ private:
 // reaches its own slot and no other peer's (one registration over all slots
 // let any peer write the grants any other peer had made). Slots sit a cache
 // line apart; the memory is zeroed, so no grant is read before one is made.
+// A mesh registers every slot at init; connections on demand register a
+// peer's slot when it first connects (ensure), before its rkey is sent.
 class CreditSlots {
 public:
     static constexpr size_t kStride = 64;
@@ -80,8 +82,10 @@ public:
     CreditSlots(const CreditSlots &) = delete;
     CreditSlots &operator=(const CreditSlots &) = delete;
     ~CreditSlots();
-    // Slots for ranks [0, size); every one but `self` registered.
-    rdmx_status_t init(ibv_pd *pd, const char *dev, int size, int self);
+    // Slots for ranks [0, size); with `all`, every one but `self` registered.
+    rdmx_status_t init(ibv_pd *pd, const char *dev, int size, int self, bool all);
+    // Registers `peer`'s slot if it is not yet (logged on failure).
+    rdmx_status_t ensure(int peer);
     volatile uint64_t *slot(int peer) const {
         return reinterpret_cast<volatile uint64_t *>(base_ + static_cast<size_t>(peer) * kStride);
     }
@@ -94,6 +98,8 @@ public:
 private:
     char *base_ = nullptr;
     size_t bytes_ = 0;
+    ibv_pd *pd_ = nullptr;
+    const char *dev_ = "";
     std::vector<MrHandle> mrs_;  // deregistered before the memory is unmapped
 };
 

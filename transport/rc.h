@@ -16,7 +16,7 @@ namespace rdmx {
 struct RcAddr {
     uint32_t ip;     // IPv4, network order
     uint16_t port;   // host order
-    uint16_t reserved;
+    uint16_t flags;  // how the rank connects (connect_rule.h, kConnectMode*); 0: unstated, not checked
 };
 static_assert(sizeof(RcAddr) == 8);
 

@@ -89,13 +89,15 @@ void RcTransport::keepalive() {
     const uint64_t now = now_ns();
     if (now < keepalive_ns_) return;
     keepalive_ns_ = now + static_cast<uint64_t>(cfg_.peer_timeout * 0.5e9);
-    keepalive_seen_.resize(eps_.size(), ~0u);
     std::vector<Endpoint *> probed;
-    for (Endpoint &ep : eps_) {
-        uint32_t &seen = keepalive_seen_[static_cast<size_t>(ep.peer)];
-        if (!ep.served || !ep.usable() || probe_unanswered(ep, now)) continue;
-        if (ep.rx_seq != seen) {
-            seen = ep.rx_seq;
+    // A copy: a peer lost here (and any the engine closes on hearing it)
+    // leaves live_ while we walk. Twice per RDMX_PEER_TIMEOUT, so cheap.
+    const std::vector<int> peers = live_;
+    for (int peer : peers) {
+        Endpoint &ep = eps_[static_cast<size_t>(peer)];
+        if (!ep.usable() || probe_unanswered(ep, now)) continue;
+        if (ep.rx_seq != ep.keepalive_seen) {
+            ep.keepalive_seen = ep.rx_seq;
             ep.probe_ns = 0;
             continue;
         }
@@ -126,7 +128,7 @@ void RcTransport::dispatch_async(const ibv_async_event &ev) {
     case IBV_EVENT_QP_ACCESS_ERR: return on_qp_event(ev);
     case IBV_EVENT_SRQ_LIMIT_REACHED:
         RDMX_WARN("async: SRQ low watermark reached on %s (receives re-posted late?); re-armed", dev_.name());
-        flush_srq();  // whatever waits for a batch goes back now
+        (void)flush_srq();  // whatever waits for a batch goes back now
         (void)iface_.arm_limit();
         return;
     case IBV_EVENT_CQ_ERR:  // overrun or a broken CQ: completions are lost

@@ -126,7 +126,7 @@ void RcTransport::fill_stats(rdmx_stats_t *stats) const {
     stats->rcache_enabled = rcache_ != nullptr;
     stats->rndv_windows = rndv_mw_;
     stats->rc_connections = 0;
-    for (const Endpoint &ep : eps_) stats->rc_connections += ep.served && ep.usable();
+    for (int peer : live_) stats->rc_connections += eps_[static_cast<size_t>(peer)].usable();
     if (!rcache_) return;
     const RegCache::Stats &s = rcache_->stats();
     stats->rcache_hits = s.hits;

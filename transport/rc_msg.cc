@@ -134,11 +134,11 @@ void RcTransport::recycle(Endpoint *ep, uint32_t idx) {
     bool due = iface_.repost(idx, ep != nullptr ? ep->peer : -1);
     if (ep != nullptr && static_cast<int32_t>(ep->rx_granted - ep->rx_seq) < static_cast<int32_t>(credit_write_at()))
         due = true;
-    if (due) flush_srq();
+    if (due) (void)flush_srq();
 }
 
-void RcTransport::flush_srq() {
-    (void)iface_.flush([this](int32_t peer) {
+rdmx_status_t RcTransport::flush_srq() {
+    return iface_.flush([this](int32_t peer) {
         Endpoint &ep = eps_[static_cast<size_t>(peer)];
         if (ep.state == ConnState::kFailed) return;  // failed while its buffer waited: nobody uses the credit
         ++ep.rx_granted;

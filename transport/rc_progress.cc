@@ -133,6 +133,7 @@ void RcTransport::fail_device(rdmx_status_t why) {
             if (ep.id) (void)vx::disconnect(ep.id.get());  // the peers hear of it now, not at our finalize
         }
     for (Endpoint &ep : eps_) ep.reported = true;
+    live_.clear();
     sink_->on_fatal(why);
 }
 
@@ -185,7 +186,7 @@ int RcTransport::progress(bool housekeeping) {
         return 0;
     }
     // Receive buffers go back in batches (recycle); a failed re-post is retried here.
-    if (iface_.flush_due()) flush_srq();
+    if (iface_.flush_due()) (void)flush_srq();
     if (forged_) report_forged();
     if (!owed_.empty()) return_credits();  // only peers granted something since the last look
     if (housekeeping) {

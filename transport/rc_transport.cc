@@ -13,6 +13,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/memhooks.h"
+#include "transport/connect_rule.h"
 
 namespace rdmx {
 
@@ -102,25 +103,77 @@ rdmx_status_t RcTransport::open() {
     if ((st = cm_.listen(choice.addr)) != RDMX_OK) return st;
     if ((st = dev_.open(cm_.verbs(), cm_.port_num())) != RDMX_OK) return st;
     name_ = std::string("rc ") + dev_.name() + ":" + std::to_string(dev_.port());
+    lazy_ = cfg_.lazy_connect(p_.size);  // published by address(), checked against every peer's in connect()
     if ((st = size_queues()) != RDMX_OK) return st;
+    if ((st = open_iface()) != RDMX_OK) return st;
     const size_t buf = p_.eager_limit + sizeof(wire::MsgHdr);
-    if ((st = iface_.open(dev_, srq_depth_, buf, cqe_)) != RDMX_OK) return st;
     if ((st = send_pool_.init(dev_.pd(), dev_.name(), kSendBufs, buf, IBV_ACCESS_LOCAL_WRITE)) != RDMX_OK) return st;
-    if ((st = credit_mem_.init(dev_.pd(), dev_.name(), p_.size, p_.rank)) != RDMX_OK) return st;
+    if ((st = credit_mem_.init(dev_.pd(), dev_.name(), p_.size, p_.rank, !lazy_)) != RDMX_OK) return st;
     max_msg_ = dev_.port_attr().max_msg_sz;
     setup_rndv();
-    RDMX_INFO("device %s:%u at %s, SRQ %u x %zu B, %u credits per peer", dev_.name(), dev_.port(),
-              sockaddr_str(cm_.bound_addr()).c_str(), srq_depth_, buf, credits_);
+    RDMX_INFO("device %s:%u at %s, SRQ of %u x %zu B with %u posted%s, CQ of %u, %u credits per peer", dev_.name(),
+              dev_.port(), sockaddr_str(cm_.bound_addr()).c_str(), srq_depth_, buf, iface_.buffers(),
+              lazy_ ? " (more as peers connect)" : "", iface_.cq_entries(), credits_);
     return RDMX_OK;
+}
+
+// A mesh posts every receive buffer now: all its peers connect inside
+// rdmx_init. On demand the SRQ is still created for the whole job (its ring
+// is small next to the buffers), but buffers are registered and posted a
+// connection's worth at a time as peers connect (make_room), and the CQ
+// grows with them; a process that talks to k peers pins buffers for k.
+rdmx_status_t RcTransport::open_iface() {
+    const size_t buf = p_.eager_limit + sizeof(wire::MsgHdr);
+    if (!lazy_) return iface_.open(dev_, srq_depth_, buf, srq_depth_, srq_depth_, cqe_, cqe_);
+    const uint32_t chunk = credits_ + 1;  // one more connection's credits and control-message slack
+    const uint32_t first = (buffers_for(0) + chunk - 1) / chunk * chunk;
+    const uint32_t cqe = first + kCqSpare < cqe_ ? first + kCqSpare : cqe_;
+    return iface_.open(dev_, srq_depth_, buf, first, chunk, cqe, cqe_);
+}
+
+// Before a QP for `ep` exists, and before its credits and credit slot are
+// promised in private_data: the slot is registered, and (on demand) the SRQ
+// holds buffers for `qps` connections' credits, all posted, with a CQ to
+// match. The credit rule holds: every credit granted is a buffer on the SRQ.
+bool RcTransport::make_room(Endpoint &ep, uint32_t qps) {
+    if (credit_mem_.ensure(ep.peer) != RDMX_OK) return false;  // logged where it failed
+    if (!lazy_) return true;  // sized for every peer in rdmx_init
+    const uint32_t want = buffers_for(qps) < srq_depth_ ? buffers_for(qps) : srq_depth_;
+    if (iface_.grow(want, qps * sq_depth_ + kCqSpare) != RDMX_OK) return false;
+    // Buffers a failed post left waiting are posted here too, or the
+    // connection waits for a later attempt.
+    return flush_srq() == RDMX_OK;
 }
 
 RcAddr RcTransport::address() const {
     const sockaddr_in me = cm_.bound_addr();
-    return RcAddr{me.sin_addr.s_addr, ntohs(me.sin_port), 0};
+    return RcAddr{me.sin_addr.s_addr, ntohs(me.sin_port), connect_mode_flags(lazy_)};
+}
+
+// Ranks that disagree on RDMX_CONNECT cannot connect (connect_rule.h): every
+// rank that serves one of the others refuses the job here, naming the first
+// it disagrees with, instead of waiting out the connect timeout.
+rdmx_status_t RcTransport::check_connect_modes(const std::vector<RcAddr> &addrs,
+                                               const std::vector<uint8_t> &serve) const {
+    int first = -1, clashes = 0;
+    for (size_t r = 0; r < addrs.size(); ++r) {
+        if (serve[r] == 0 || static_cast<int>(r) == p_.rank || !connect_modes_clash(lazy_, addrs[r].flags)) continue;
+        if (first < 0) first = static_cast<int>(r);
+        ++clashes;
+    }
+    if (first < 0) return RDMX_OK;
+    const char *mine = lazy_ ? "lazy" : "mesh";
+    const char *theirs = lazy_ ? "mesh" : "lazy";
+    RDMX_ERROR("init: rank %d resolved RDMX_CONNECT to %s but rank %d to %s (%d rc peer(s) of this rank "
+               "disagree): the ranks of a job must all connect the same way, or their connections never come up "
+               "(hint: give every rank the same RDMX_CONNECT; auto decides by the job size, so it agrees)",
+               p_.rank, mine, first, theirs, clashes);
+    return RDMX_ERR_INVALID_ARG;
 }
 
 rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::vector<uint8_t> &serve,
                                    uint64_t job_key, double *seconds) {
+    if (rdmx_status_t st = check_connect_modes(addrs, serve)) return st;
     addrs_.resize(addrs.size());
     eps_.resize(addrs.size());
     for (size_t r = 0; r < addrs.size(); ++r) {
@@ -145,8 +198,10 @@ rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::
     mp.max_inline = kInlineWanted;
     mp.credit_slots = &credit_mem_;
     mp.timeout = cfg_.connect_timeout;
-    mp.lazy = lazy_ = cfg_.lazy_connect(p_.size);
+    mp.lazy = lazy_;
     on_demand_ = lazy_;
+    cm_.on_connected = [this](Endpoint &ep) { on_connected(ep); };
+    cm_.make_room = [this](Endpoint &ep, uint32_t qps) { return make_room(ep, qps); };
     const uint64_t t0 = now_ns();
     if (lazy_) {
         // Nothing to connect now: the listening id is up (open), peers dial
@@ -156,8 +211,6 @@ rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::
         cm_.attach(mp, dev_, iface_, eps_, addrs_);
         *seconds = static_cast<double>(now_ns() - t0) * 1e-9;
         low_bounce_ = Endpoint::signal_period(sq_depth_);
-        keepalive_seen_.assign(eps_.size(), ~0u);
-        owed_.reserve(eps_.size());
         set_cm_hooks();
         RDMX_INFO("rc: connections on demand (RDMX_CONNECT), listening at %s", sockaddr_str(cm_.bound_addr()).c_str());
         return RDMX_OK;
@@ -169,16 +222,33 @@ rdmx_status_t RcTransport::connect(const std::vector<RcAddr> &addrs, const std::
     low_bounce_ = 1;
     for (const Endpoint &ep : eps_)
         if (ep.served && ep.signal_every > low_bounce_) low_bounce_ = ep.signal_every;
-    keepalive_seen_.assign(eps_.size(), ~0u);
-    owed_.reserve(eps_.size());  // a peer is listed at most once (Endpoint::owed): no allocation later
     set_cm_hooks();
     RDMX_INFO("rc: connections up in %.3f s (inline %u B)", *seconds, max_inline_);
     return RDMX_OK;
 }
 
+// A connection came up. owed_ lists a peer at most once (Endpoint::owed),
+// and only peers that were connected: room for all of them now means no
+// allocation on the data path.
+void RcTransport::on_connected(Endpoint &ep) {
+    live_.push_back(ep.peer);
+    ++ever_connected_;
+    if (owed_.capacity() < ever_connected_) owed_.reserve(2 * ever_connected_);
+}
+
+void RcTransport::drop_live(int peer) {
+    for (size_t i = 0; i < live_.size(); ++i)
+        if (live_[i] == peer) {
+            live_[i] = live_.back();
+            live_.pop_back();
+            return;
+        }
+}
+
 void RcTransport::close_peer(int peer, rdmx_status_t why) {
     Endpoint &ep = eps_[static_cast<size_t>(peer)];
     if (!ep.served) return;
+    drop_live(peer);
     ep.reported = true;  // the engine closes it, or is about to be told
     if (ep.error == 0) ep.error = why;
     if (ep.state == ConnState::kFailed) return;
@@ -191,8 +261,9 @@ void RcTransport::close_peer(int peer, rdmx_status_t why) {
 // sends: its completion proves the peer acknowledged everything before it,
 // so the disconnect that follows cannot flush eager data still on the wire.
 void RcTransport::flush() {
-    for (Endpoint &ep : eps_) {
-        if (!ep.served || !ep.usable() || ep.sq_done == ep.sq_posted) continue;
+    for (int peer : live_) {
+        Endpoint &ep = eps_[static_cast<size_t>(peer)];
+        if (!ep.usable() || ep.sq_done == ep.sq_posted) continue;
         ep.rx_granted_told = ep.rx_granted - credits_;  // forces return_credits to post
         owe(ep);
     }
@@ -200,8 +271,10 @@ void RcTransport::flush() {
 }
 
 bool RcTransport::quiet() {
-    for (const Endpoint &ep : eps_)
-        if (ep.served && ep.usable() && ep.sq_done != ep.sq_posted) return false;
+    for (int peer : live_) {
+        const Endpoint &ep = eps_[static_cast<size_t>(peer)];
+        if (ep.usable() && ep.sq_done != ep.sq_posted) return false;
+    }
     return true;
 }
 

@@ -75,6 +75,12 @@ public:
 private:
     // rc_transport.cc
     rdmx_status_t size_queues();
+    rdmx_status_t open_iface();
+    bool make_room(Endpoint &ep, uint32_t qps);
+    // Receive buffers that back `qps` connections' credits and control
+    // messages (plan_queues' depth for that many peers, without its floor).
+    uint32_t buffers_for(uint32_t qps) const { return credits_ * qps + kSrqSlack + qps; }
+    rdmx_status_t check_connect_modes(const std::vector<RcAddr> &addrs, const std::vector<uint8_t> &serve) const;
     void setup_rndv();
     // rc_msg.cc
     bool post_msg(Endpoint &ep, const MsgOut &m);
@@ -84,7 +90,7 @@ private:
     // Owed this many grants or more, a peer is told by a credit write.
     uint32_t credit_write_at() const { return (credits_ + 1) / 2; }
     void recycle(Endpoint *ep, uint32_t idx);
-    void flush_srq();
+    rdmx_status_t flush_srq();  // a failed post is logged by the interface and retried by progress
     void handle_recv(const ibv_wc &wc);
     void check_message(Endpoint &ep, const ibv_wc &wc, uint32_t idx);
     void violation(Endpoint &ep, uint32_t idx, const char *what);
@@ -115,6 +121,8 @@ private:
     void keepalive();
     void report_forged();
     void set_cm_hooks();
+    void on_connected(Endpoint &ep);
+    void drop_live(int peer);
 
     RcParams p_;
     const Config &cfg_;
@@ -123,7 +131,11 @@ private:
     rdmx_status_t fatal_ = RDMX_OK;    // device-wide failure
     uint64_t port_down_ns_ = 0;        // when the port went down (PORT_ERR), 0 while up
     uint64_t keepalive_ns_ = 0;        // next check for silent peers
-    std::vector<uint32_t> keepalive_seen_;  // each peer's rx_seq at the last check
+    // Peers with a connection up, in no order: what keepalive, flush and
+    // quiet visit, so their cost follows the connections, not the job.
+    // Added when a connection comes up, removed when it is closed or fails.
+    std::vector<int> live_;
+    size_t ever_connected_ = 0;        // connections that came up: owed_'s capacity
     std::vector<int> owed_;            // peers granted something since return_credits last looked (Endpoint::owed)
     bool forged_ = false;              // some endpoint's credit slot held a forged grant
     bool hooks_set_ = false;

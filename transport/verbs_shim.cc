@@ -102,6 +102,10 @@ int create_cq(ibv_context *c, int cqe, ibv_comp_channel *ch, ibv_cq **out) {
     return from_ptr(*out);
 }
 int destroy_cq(ibv_cq *cq) { return from_ret(ibv_destroy_cq(cq)); }
+int resize_cq(ibv_cq *cq, int cqe) {
+    RDMX_INJECT("ibv_resize_cq");
+    return from_ret(ibv_resize_cq(cq, cqe));
+}
 int req_notify_cq(ibv_cq *cq) { return from_ret(ibv_req_notify_cq(cq, 0)); }
 int get_cq_event(ibv_comp_channel *ch, ibv_cq **cq) {
     void *ctx = nullptr;

@@ -31,6 +31,7 @@ int create_comp_channel(ibv_context *ctx, ibv_comp_channel **out);
 int destroy_comp_channel(ibv_comp_channel *ch);
 int create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *ch, ibv_cq **out);
 int destroy_cq(ibv_cq *cq);
+int resize_cq(ibv_cq *cq, int cqe);
 int req_notify_cq(ibv_cq *cq);
 int get_cq_event(ibv_comp_channel *ch, ibv_cq **cq);
 void ack_cq_events(ibv_cq *cq, unsigned n);

@@ -8,6 +8,8 @@
 
 namespace {
 
+using rdmx::connect_mode_flags;
+using rdmx::connect_modes_clash;
 using rdmx::judge_request;
 using rdmx::PeerConn;
 using rdmx::RequestVerdict;
@@ -67,6 +69,28 @@ TEST(ConnectRule, LateRequestAfterAcceptIsSuperseded) {
     EXPECT_EQ(judge_request(true, 5, 3, PeerConn::kAccepting), RequestVerdict::kAccept);
     // hi was told kCrossed and waits: lo's request is accepted.
     EXPECT_EQ(judge_request(true, 5, 3, PeerConn::kAwaiting), RequestVerdict::kAccept);
+}
+
+// Each rank publishes its resolved mode beside its rc address; a rank that
+// sees a peer publish the other mode refuses the job in rdmx_init.
+TEST(ConnectRule, DisagreeingModesClash) {
+    for (bool lazy : {false, true}) {
+        EXPECT_FALSE(connect_modes_clash(lazy, connect_mode_flags(lazy)));
+        EXPECT_TRUE(connect_modes_clash(lazy, connect_mode_flags(!lazy)));
+        EXPECT_TRUE(connect_modes_clash(!lazy, connect_mode_flags(lazy)));  // both sides see it
+    }
+    EXPECT_NE(connect_mode_flags(true), 0u);
+    EXPECT_NE(connect_mode_flags(false), 0u);
+}
+
+// A peer that states no mode (a raw test peer filling the record by hand) is
+// not judged, nor are bits outside the mode's.
+TEST(ConnectRule, UnstatedModeIsNotJudged) {
+    for (bool lazy : {false, true}) {
+        EXPECT_FALSE(connect_modes_clash(lazy, 0));
+        EXPECT_FALSE(connect_modes_clash(lazy, static_cast<uint16_t>(~rdmx::kConnectModeMask)));
+        EXPECT_FALSE(connect_modes_clash(lazy, static_cast<uint16_t>(connect_mode_flags(lazy) | 0x100)));
+    }
 }
 
 }  // namespace

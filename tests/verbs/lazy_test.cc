@@ -11,13 +11,24 @@
 //              with RDMX_ERR_PEER_LOST within RDMX_CONNECT_TIMEOUT plus a
 //              margin, while their traffic with each other goes on; finalize
 //              does not wait for it.
+//   mixed      ranks that disagree on RDMX_CONNECT (the test line gives
+//              some mesh, some lazy): every rank's rdmx_init fails with
+//              RDMX_ERR_INVALID_ARG well within the connect timeout,
+//              instead of waiting for connections that never come.
+//   ring       each rank talks to its two ring neighbours only, more
+//              messages than one window of credits each way: lazily it
+//              ends with exactly those connections (a mesh with all), every
+//              message in order. Prints, per rank, its connections, pinned
+//              memory (VmPin) and bring-up times, for docs/scale.md.
 //   bringup    prints rdmx_init's time and the first exchange of one byte
 //              with every peer (the slowest rank's), for the mesh vs lazy
 //              figures of docs/scale.md; checks the bytes.
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +45,12 @@ constexpr size_t kBigLen = 256 * 1024;  // rendezvous over a lazily made connect
 // A margin over RDMX_CONNECT_TIMEOUT for a loss to be noticed: housekeeping
 // runs every millisecond, the emulated guest is slow.
 constexpr double kLossMarginS = 15.0;
+// ring: messages each way per neighbour, over three windows of the largest
+// credit grant (64), so receive buffers recycle and credits return.
+constexpr int kRingMsgs = 200;
+// mixed: rdmx_init must refuse the job well before RDMX_CONNECT_TIMEOUT
+// (the test line sets it to twice this) would end it.
+constexpr double kMixedBoundS = 30.0;
 
 // Peers this rank has an rc connection to now.
 uint64_t rc_connections(rdmx_context_h ctx) {
@@ -125,6 +142,13 @@ void anysource(rdmx_context_h ctx) {
         RT_CHECK(rc_connections(ctx) == peers, "%llu rc connections, want %zu",
                  static_cast<unsigned long long>(rc_connections(ctx)), peers);
         for (int p = 1; p < n; ++p) RT_OK(rdmx_send(ctx, &p, sizeof(p), p, kTagOrder));
+        // Stay until every sender has counted its connections: finalize
+        // disconnects, and a sender counting after that would see none.
+        for (int p = 1; p < n; ++p) {
+            int ack = -1;
+            RT_OK(rdmx_recv(ctx, &ack, sizeof(ack), p, kTagBig, nullptr));
+            RT_CHECK(ack == p, "rank %d acknowledged as %d", p, ack);
+        }
     } else {
         // Late: rank 0's receives are posted (and no connection exists) by then.
         std::this_thread::sleep_for(std::chrono::milliseconds(300 + 50 * me));
@@ -137,6 +161,7 @@ void anysource(rdmx_context_h ctx) {
         // that connection is up), and nobody dials a rank that only sends.
         RT_CHECK(rc_connections(ctx) == 1, "%llu rc connections after talking to rank 0 alone",
                  static_cast<unsigned long long>(rc_connections(ctx)));
+        RT_OK(rdmx_send(ctx, &me, sizeof(me), 0, kTagBig));
     }
     std::printf("lazy anysource: rank %d OK\n", me);
 }
@@ -218,11 +243,107 @@ void bringup(rdmx_context_h ctx, double init_s) {
                     (worst[0] + worst[1]) * 1e3);
 }
 
+// A "Field:   123 kB" line of /proc/self/status, in kB; -1 when absent.
+long status_kb(const char *field) {
+    FILE *f = std::fopen("/proc/self/status", "r");
+    if (f == nullptr) return -1;
+    char line[256];
+    long kb = -1;
+    const size_t len = std::strlen(field);
+    while (std::fgets(line, sizeof(line), f) != nullptr)
+        if (std::strncmp(line, field, len) == 0 && line[len] == ':') {
+            kb = std::strtol(line + len + 1, nullptr, 10);
+            break;
+        }
+    std::fclose(f);
+    return kb;
+}
+
+// Nobody finalizes (and disconnects) before every rank has counted its
+// connections: a token goes round the ring twice, the first time passed on
+// by each rank after its count, the second time telling each that all have
+// counted. Neighbours only, so on demand it makes no new connection (a
+// collective would).
+void pass_token_twice(rdmx_context_h ctx, int left, int right) {
+    for (int round = 0; round < 2; ++round) {
+        int token = round;
+        if (rdmx_rank(ctx) == 0) {
+            RT_OK(rdmx_send(ctx, &token, sizeof(token), right, kTagBig));
+            RT_OK(rdmx_recv(ctx, &token, sizeof(token), left, kTagBig, nullptr));
+        } else {
+            RT_OK(rdmx_recv(ctx, &token, sizeof(token), left, kTagBig, nullptr));
+            RT_OK(rdmx_send(ctx, &token, sizeof(token), right, kTagBig));
+        }
+        RT_CHECK(token == round, "token of round %d holds %d", round, token);
+    }
+}
+
+// No collective here: one would connect this rank to more peers lazily.
+void ring(rdmx_context_h ctx, double init_s) {
+    const int me = rdmx_rank(ctx), n = rdmx_size(ctx);
+    const int right = (me + 1) % n, left = (me + n - 1) % n;
+    const char *mode = std::getenv("RDMX_CONNECT");
+    const bool lazy = mode != nullptr && std::string(mode) == "lazy";
+    const int nbrs = n > 2 ? 2 : 1;
+    const int side[2] = {left, right};
+    std::vector<int> in(static_cast<size_t>(2 * kRingMsgs), -1), out(kRingMsgs);
+    for (int j = 0; j < kRingMsgs; ++j) out[static_cast<size_t>(j)] = me * 100000 + j;
+    std::vector<rdmx_request_h> reqs;
+    const double t0 = now_s();
+    for (int s = 0; s < nbrs; ++s)
+        for (int j = 0; j < kRingMsgs; ++j) {
+            reqs.push_back(nullptr);
+            RT_OK(rdmx_irecv(ctx, &in[static_cast<size_t>(s * kRingMsgs + j)], sizeof(int), side[s], kTagOrder,
+                             &reqs.back()));
+        }
+    for (int s = 0; s < nbrs; ++s)
+        for (int j = 0; j < kRingMsgs; ++j) {
+            reqs.push_back(nullptr);
+            RT_OK(rdmx_isend(ctx, &out[static_cast<size_t>(j)], sizeof(int), side[s], kTagOrder, &reqs.back()));
+        }
+    RT_OK(rdmx_waitall(reqs.size(), reqs.data(), nullptr));
+    const double exch_s = now_s() - t0;
+    for (int s = 0; s < nbrs; ++s)
+        for (int j = 0; j < kRingMsgs; ++j)
+            RT_CHECK(in[static_cast<size_t>(s * kRingMsgs + j)] == side[s] * 100000 + j, "message %d from %d holds %d",
+                     j, side[s], in[static_cast<size_t>(s * kRingMsgs + j)]);
+    const uint64_t conns = rc_connections(ctx);
+    const uint64_t want = lazy ? static_cast<uint64_t>(nbrs) : static_cast<uint64_t>(n - 1);
+    RT_CHECK(conns == want, "%llu rc connections after talking to %d neighbours (RDMX_CONNECT=%s), want %llu",
+             static_cast<unsigned long long>(conns), nbrs, mode ? mode : "mesh", static_cast<unsigned long long>(want));
+    const long pinned_kb = status_kb("VmPin");
+    pass_token_twice(ctx, left, right);
+    std::printf("lazy ring: RDMX_CONNECT=%s np %d rank %d: %llu rc connections, VmPin %ld kB, init %.1f ms, "
+                "first exchange with the neighbours %.1f ms\n", mode ? mode : "mesh", n, me,
+                static_cast<unsigned long long>(conns), pinned_kb, init_s * 1e3, exch_s * 1e3);
+    std::fflush(stdout);
+}
+
+// Not through init_or_skip: the failure is the expected outcome.
+int mixed() {
+    const char *mode = std::getenv("RDMX_CONNECT");
+    const double t0 = now_s();
+    rdmx_context_h ctx = nullptr;
+    const rdmx_status_t st = rdmx_init(nullptr, &ctx);
+    const double took = now_s() - t0;
+    if (st == RDMX_ERR_NO_DEVICE) {
+        std::fprintf(stderr, "SKIP: no RDMA device (%s)\n", rdmx_strerror(st));
+        return 77;
+    }
+    if (st == RDMX_OK) (void)rdmx_finalize(ctx);
+    RT_CHECK(st == RDMX_ERR_INVALID_ARG, "rdmx_init with RDMX_CONNECT=%s among ranks that disagree: %s, want %s",
+             mode ? mode : "(unset)", rdmx_strerror(st), rdmx_strerror(RDMX_ERR_INVALID_ARG));
+    RT_CHECK(took < kMixedBoundS, "rdmx_init took %.1f s to refuse the job (bound %.0f s)", took, kMixedBoundS);
+    std::printf("lazy mixed: RDMX_CONNECT=%s refused in %.2f s\n", mode ? mode : "(unset)", took);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     const std::string mode = argc > 1 ? argv[1] : "";
     rt::g_test = argc > 1 ? argv[1] : "?";
+    if (mode == "mixed") return mixed();
     const double t0 = now_s();
     rdmx_context_h ctx = rt::init_or_skip();
     const double init_s = now_s() - t0;
@@ -234,7 +355,8 @@ int main(int argc, char **argv) {
     else if (mode == "anysource") anysource(ctx);
     else if (mode == "peerlost") peerlost(ctx);
     else if (mode == "bringup") bringup(ctx, init_s);
-    else RT_CHECK(false, "unknown case '%s' (crossed, anysource, peerlost, bringup)", mode.c_str());
+    else if (mode == "ring") ring(ctx, init_s);
+    else RT_CHECK(false, "unknown case '%s' (crossed, anysource, peerlost, mixed, ring, bringup)", mode.c_str());
     RT_OK(rdmx_finalize(ctx));
     return 0;
 }
