@@ -20,7 +20,7 @@ struct PortFacts {
   int netdev_mbps = -1;
   int sm_peers = 0;                 // peers reached through shared memory, not the port
   std::string fw_ver;               // the device's firmware, "" unknown
-  std::string state;                // "PORT_ACTIVE", ...; "" no port
+  std::string state;                // "active", "down", ... (ibv_port_state_str); "" no port
   int active_mtu = 0;               // bytes; 0 unknown
   std::string link_layer;           // "InfiniBand", "Ethernet"; "" no port
   std::string detail;               // where the rate came from, or why it is unknown

@@ -32,7 +32,7 @@ struct PortAttrs {
     int netdev_mbps = -1;        // its /sys/class/net/<if>/speed; -1 (or 0) unknown, as on virtual NICs
     // What an administrator compares across hosts (not used for the rate).
     std::string fw_ver;          // ibv_device_attr.fw_ver, "" unknown
-    std::string state;           // ibv_port_state_str: "PORT_ACTIVE", ...
+    std::string state;           // ibv_port_state_str: "active", "down", ...
     uint32_t active_mtu = 0;     // bytes (ibv_port_attr.active_mtu); 0 unknown
 };
 

@@ -409,7 +409,7 @@ typedef struct rdmx_port_info {
     char detail[256];     /* one sentence: where the figures came from, or why they are unknown */
     /* Added after the first version: filled when struct_size covers them. */
     char fw_ver[64];      /* the device's firmware version; "" unknown (Soft-RoCE has none) */
-    char state[16];       /* the port's state: "PORT_ACTIVE", "PORT_DOWN", ...; "" without a port */
+    char state[16];       /* the port's state (ibv_port_state_str): "active", "down", "init", "armed"; "" no port */
     int active_mtu;       /* the port's active MTU in bytes; 0 unknown or no port */
     char link_layer[16];  /* "InfiniBand" or "Ethernet" (RoCE); "" without a port */
 } rdmx_port_info_t;

@@ -90,7 +90,7 @@ step "rdmx-bench bringup --verify across two hosts" "." \
 # ... and records each rank's port as an administrator compares them
 # across hosts (state, MTU, link layer: rdmx_get_port_info).
 if grep -q '"vm0"' "$json" 2>/dev/null && grep -q '"vm1"' "$json" 2>/dev/null &&
-   grep -Eq '"state": *"PORT_ACTIVE"' "$json" && grep -Eq '"active_mtu": *[0-9]+' "$json" &&
+   grep -Eq '"state": *"active"' "$json" && grep -Eq '"active_mtu": *[0-9]+' "$json" &&
    grep -Eq '"link_layer": *"Ethernet"' "$json"; then
   echo "two_node: the bring-up report names both hosts and their ports: PASS"
 else
