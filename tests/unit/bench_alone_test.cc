@@ -115,18 +115,12 @@ TEST(BenchAlone, PlanDefaultsByRankCount) {
 // A bandwidth matrix "each pair alone" where only the pairs of `plan` were
 // measured: the others are NaN, as collect_allpairs leaves them.
 Matrix sampled_matrix(const AlonePlan &plan, int n, double value) {
-  Matrix m;
-  m.name = "bw_alone";
-  m.title = "All-pairs bandwidth (MB/s), each pair alone";
-  m.unit = "MB/s";
-  m.higher_is_better = true;
-  m.resize(n);
+  Matrix m = rdmxbench_test::bw_matrix(n, value);
   m.skipped.assign(m.v.size(), 0);
   for (int a = 0; a < n; ++a) {
     for (int b = 0; b < n; ++b) {
-      if (a != b && plan.covers(a, b)) {
-        m.at(a, b) = value;
-      } else if (a != b) {
+      if (a != b && !plan.covers(a, b)) {
+        m.at(a, b) = kNaN;
         m.skipped[m.idx(a, b)] = 1;
       }
     }

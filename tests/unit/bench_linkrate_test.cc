@@ -56,20 +56,7 @@ Job job(int hosts, int per_host, const PortFacts &p) {
   return j;
 }
 
-Matrix bw_matrix(int n, double value) {
-  Matrix m;
-  m.name = "bw_alone";
-  m.title = "All-pairs bandwidth (MB/s), each pair alone";
-  m.unit = "MB/s";
-  m.higher_is_better = true;
-  m.resize(n);
-  for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
-      m.at(a, b) = a == b ? kNaN : value;
-    }
-  }
-  return m;
-}
+using rdmxbench_test::bw_matrix;
 
 int flagged_count(const Matrix &m) {
   int k = 0;
