@@ -113,17 +113,20 @@ EOF
 chmod +x "$rawdir/rank.sh"
 
 # sample_pins TAG PROGRAM: the largest VmPin and VmRSS (KiB) seen in any
-# process running PROGRAM, every kSampleSeconds, until killed.
+# process running PROGRAM on this host, every kSampleSeconds, until killed.
+# Builtins only (test -ef, read): a fork per process made one pass over /proc
+# take longer than a whole small job in the TCG guest, so nothing was sampled.
 sample_pins() {
-  local tag="$1" exe="$2" pin=0 rss=0
+  local tag="$1" exe="$2" pin=0 rss=0 d k v rest
   while :; do
     for d in /proc/[0-9]*; do
-      [ "$(readlink "$d/exe" 2>/dev/null)" = "$exe" ] || continue
-      local p r
-      p="$(awk '/^VmPin:/ {print $2}' "$d/status" 2>/dev/null || true)"
-      r="$(awk '/^VmRSS:/ {print $2}' "$d/status" 2>/dev/null || true)"
-      [ -n "$p" ] && [ "$p" -gt "$pin" ] && pin="$p"
-      [ -n "$r" ] && [ "$r" -gt "$rss" ] && rss="$r"
+      [ "$d/exe" -ef "$exe" ] || continue
+      { while read -r k v rest; do
+          case "$k" in
+            VmPin:) if [ "$v" -gt "$pin" ]; then pin="$v"; fi ;;
+            VmRSS:) if [ "$v" -gt "$rss" ]; then rss="$v"; fi ;;
+          esac
+        done <"$d/status"; } 2>/dev/null || true
     done
     echo "$pin $rss" >"$tag.pin"
     sleep "$kSampleSeconds"
