@@ -33,6 +33,7 @@ namespace {
 
 class SingletonBootstrap final : public Bootstrap {
 public:
+    SingletonBootstrap() { local_size_ = 1; }
     const char *name() const override { return "singleton"; }
     rdmx_status_t allgather(const void *in, void *out, size_t len) override {
         std::memcpy(out, in, len);
@@ -47,6 +48,9 @@ public:
         size_ = c.size;
         local_rank_ = c.rank;
         if (const char *lr = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK")) local_rank_ = std::atoi(lr);
+        // The application's own runtime was started by some launcher: Open
+        // MPI's and Hydra's say how many ranks share the node.
+        local_size_ = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", env_int("MPI_LOCALNRANKS", 0));
     }
     const char *name() const override { return "allgather callback"; }
     rdmx_status_t allgather(const void *in, void *out, size_t len) override {
@@ -134,6 +138,7 @@ pmix_status_t PmixBootstrap::init() {
     size_ = static_cast<int>(v);
     local_rank_ = rank_;
     if (get_u32(me_.rank, PMIX_LOCAL_RANK, &v) == RDMX_OK) local_rank_ = static_cast<int>(v);
+    if (get_u32(PMIX_RANK_WILDCARD, PMIX_LOCAL_SIZE, &v) == RDMX_OK) local_size_ = static_cast<int>(v);
     return PMIX_SUCCESS;
 }
 

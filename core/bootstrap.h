@@ -19,6 +19,11 @@ public:
     int rank() const { return rank_; }
     int size() const { return size_; }
     int local_rank() const { return local_rank_; }
+    // Ranks on our node as the launcher counts them (PMIX_LOCAL_SIZE, PMI's
+    // process mapping, the launcher's environment); 0 when it does not say.
+    // Sizes what serves local peers (the sm segment's rings); the node a
+    // pair shares is decided later, from the exchanged records.
+    int local_size() const { return local_size_; }
     virtual const char *name() const = 0;
     // Every rank contributes len bytes; out receives size*len bytes.
     virtual rdmx_status_t allgather(const void *in, void *out, size_t len) = 0;
@@ -33,6 +38,7 @@ protected:
     int rank_ = 0;
     int size_ = 1;
     int local_rank_ = 0;
+    int local_size_ = 0;
 };
 
 // Picks the callback when the config has one, else what RDMX_BOOTSTRAP says

@@ -165,7 +165,7 @@ public:
                                             int size = -1);
     ~PmiSession();
     rdmx_status_t allgather(const void *in, void *out, size_t len);
-    int rank = 0, size = 1, local_rank = 0;
+    int rank = 0, size = 1, local_rank = 0, local_size = 0;
     Wire wire = Wire::kV1;
 
 private:
@@ -204,18 +204,24 @@ rdmx_status_t PmiSession::handshake(int version) {
 }
 
 // Node of every rank from PMI_process_mapping; our local rank is how many
-// ranks before us share our node.
+// ranks before us share our node, our local size how many share it at all.
 void PmiSession::locate(std::string_view mapping) {
     std::vector<int> node;
     if (!pmi::parse_process_mapping(mapping, size, &node)) {
         local_rank = env_int("MPI_LOCALRANKID", env_int("SLURM_LOCALID", rank));
+        local_size = env_int("MPI_LOCALNRANKS", 0);
         if (!mapping.empty())
             RDMX_WARN("bootstrap: PMI_process_mapping '%.*s' not understood: local rank %d from the environment",
                       static_cast<int>(mapping.size()), mapping.data(), local_rank);
         return;
     }
     local_rank = 0;
-    for (int r = 0; r < rank; ++r) local_rank += node[static_cast<size_t>(r)] == node[static_cast<size_t>(rank)];
+    local_size = 0;
+    for (int r = 0; r < size; ++r) {
+        const bool same = node[static_cast<size_t>(r)] == node[static_cast<size_t>(rank)];
+        local_rank += r < rank && same;
+        local_size += same;
+    }
 }
 
 rdmx_status_t PmiSession::init_v1() {
@@ -394,6 +400,7 @@ public:
         rank_ = s->rank;
         size_ = s->size;
         local_rank_ = s->local_rank;
+        local_size_ = s->local_size;
     }
     const char *name() const override { return s_->wire == Wire::kV1 ? "PMI-1" : "PMI-2"; }
     rdmx_status_t allgather(const void *in, void *out, size_t len) override { return s_->allgather(in, out, len); }

@@ -115,6 +115,9 @@ rdmx_status_t open_sm(Ctx *c, BootRecord *mine) {
                                                          : SmCma::kAuto;
     sp.cma_thresh = c->cfg.sm_cma_thresh;
     sp.rma_depth = c->cfg.rndv_reads;
+    // One ring per local sender: the node's ranks, not the job's (a job of
+    // many small nodes would otherwise zero 64 rings per process).
+    sp.max_locals = static_cast<uint32_t>(c->boot->local_size() > 0 ? c->boot->local_size() : 0);
     if (SmTransport::open(sp, c, &c->sm) != RDMX_OK) {
         RDMX_WARN("sm: shared memory unavailable (see above); ranks on this node use rc instead");
         return RDMX_OK;
@@ -126,19 +129,49 @@ rdmx_status_t open_sm(Ctx *c, BootRecord *mine) {
     return RDMX_OK;
 }
 
+// Whether every segment on our node has a ring for each of the node's ranks
+// that offer sm. A launcher that undercounted the node (its local size sized
+// the rings) would otherwise fail sm's connect; instead the whole node, which
+// sees the same records, leaves sm to rc.
+bool node_fits_sm(const Ctx *c, const std::vector<BootRecord> &all) {
+    const BootRecord &me = all[static_cast<size_t>(c->rank)];
+    if ((me.lanes & kLaneSm) == 0) return true;
+    uint32_t count = 0, fewest = ~0u;
+    size_t smallest = 0;
+    for (size_t r = 0; r < all.size(); ++r) {
+        if ((all[r].lanes & kLaneSm) == 0 || all[r].node != me.node) continue;
+        ++count;
+        SmAddress a;
+        std::memcpy(&a, all[r].sm, sizeof(a));
+        if (a.nrings < fewest) {
+            fewest = a.nrings;
+            smallest = r;
+        }
+    }
+    if (count <= fewest) return true;
+    RDMX_WARN("sm: %u ranks on this node offer shared memory, but rank %zu's segment serves %u (the launcher's local "
+              "size): the node's pairs use rc instead (hint: launch with a PMIx or PMI launcher that reports the "
+              "node's ranks)", count, smallest, fewest);
+    return false;
+}
+
 // The lane of every pair, the same on both sides: sm when both offer it on
-// one node, else rc when both offer it; a pair with neither cannot talk.
+// one node (whose segments can serve all its ranks), else rc when both
+// offer it; a pair with neither cannot talk.
 rdmx_status_t choose_lanes(Ctx *c, const std::vector<BootRecord> &all, std::vector<uint8_t> *rc_peers) {
     rc_peers->assign(all.size(), 0);
+    const bool sm_fits = node_fits_sm(c, all);
     for (size_t i = 0; i < all.size(); ++i)
         for (size_t j = i + 1; j < all.size(); ++j) {
-            const bool sm = (all[i].lanes & all[j].lanes & kLaneSm) != 0 && all[i].node == all[j].node;
+            const bool sm = sm_fits && (all[i].lanes & all[j].lanes & kLaneSm) != 0 && all[i].node == all[j].node;
             const bool rc = !sm && (all[i].lanes & all[j].lanes & kLaneRc) != 0;
             if (!sm && !rc && (static_cast<int>(i) == c->rank || static_cast<int>(j) == c->rank)) {
                 const size_t other = static_cast<int>(i) == c->rank ? j : i;
                 RDMX_ERROR("init: no transport reaches rank %zu from rank %d: %s (RDMX_TRANSPORTS=%s here; rc needs "
                            "both ranks to allow it, sm one node)", other, c->rank,
-                           all[i].node == all[j].node ? "same node, no common transport" : "another node, rc not allowed",
+                           all[i].node != all[j].node ? "another node, rc not allowed"
+                           : sm_fits              ? "same node, no common transport"
+                                                  : "same node, but its sm segments serve too few ranks (above)",
                            c->cfg.transports.c_str());
                 return RDMX_ERR_CONNECT;
             }

@@ -47,7 +47,13 @@ rdmx_status_t SmTransport::open(const SmParams &p, TransportSink *sink, std::uni
                    p.size, p.slots, kMinSlots, kMaxSlots, p.eager_limit);
         return RDMX_ERR_INVALID_ARG;
     }
+    if (p.max_locals > kMaxLocals) {
+        RDMX_ERROR("sm: the launcher puts %u ranks on this node; shared memory serves at most %u", p.max_locals,
+                   kMaxLocals);
+        return RDMX_ERR_INVALID_ARG;
+    }
     std::unique_ptr<SmTransport> t(new SmTransport(p, sink));
+    t->p_.local_size_known = p.max_locals != 0;
     if (t->p_.max_locals == 0)
         t->p_.max_locals = static_cast<uint32_t>(p.size) < kDefaultMaxLocals ? static_cast<uint32_t>(p.size)
                                                                                : kDefaultMaxLocals;
@@ -105,7 +111,12 @@ rdmx_status_t SmTransport::create_segment() {
     addr_.seg_fd = seg_fd_;
     addr_.event_fd = event_fd_;
     addr_.seg_size = lay_.total;
+    addr_.nrings = lay_.nrings;
     addr_.job_key = p_.job_key;
+    RDMX_INFO("sm: segment of %.1f MiB: %u rings (%s) of %u slots x %u B, %u staging chunks of %u KiB each",
+              static_cast<double>(lay_.total) / (1 << 20), lay_.nrings,
+              p_.local_size_known ? "the node's ranks, as the launcher counts them" : "launcher silent: min(job size, 64)",
+              lay_.nslots, lay_.slot_size, kStageChunks, lay_.chunk >> 10);
     return RDMX_OK;
 }
 

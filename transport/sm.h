@@ -24,7 +24,9 @@ struct SmParams {
     uint64_t job_key = 0;
     size_t eager_limit = 8192;        // slot payload = sizeof(MsgHdr) + eager_limit
     uint32_t slots = 64;              // slots per inbound ring (RDMX_SM_SLOTS)
-    uint32_t max_locals = 0;          // rings in our segment; 0: min(size, 64)
+    uint32_t max_locals = 0;          // rings in our segment: the launcher's local size (up to
+                                      // kMaxLocals); 0 (not known): min(size, 64)
+    bool local_size_known = false;    // max_locals came from the launcher (for the log)
     double peer_timeout = 30.0;       // a pipelined copy making no progress this long loses the peer
     SmCma cma = SmCma::kAuto;         // RDMX_SM_CMA
     size_t cma_thresh = 0;            // RDMX_SM_CMA_THRESH: get/put of at least this use CMA (when allowed)
@@ -39,7 +41,7 @@ struct SmAddress {
     uint32_t pid;
     int32_t seg_fd;     // memfd holding our segment, opened via /proc/<pid>/fd
     int32_t event_fd;   // eventfd senders write when we sleep
-    uint32_t flags;     // reserved (0)
+    uint32_t nrings;    // local ranks our segment serves (a node with more cannot use sm)
     uint64_t seg_size;
     uint64_t job_key;
 };

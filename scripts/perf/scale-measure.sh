@@ -118,6 +118,9 @@ chmod +x "$rawdir/rank.sh"
 # take longer than a whole small job in the TCG guest, so nothing was sampled.
 sample_pins() {
   local tag="$1" exe="$2" pin=0 rss=0 d k v rest
+  # Killed (TERM) mid-write, the file would be left empty: the trap runs
+  # after the current command and writes it whole.
+  trap 'echo "$pin $rss" >"$tag.pin"; exit 0' TERM
   while :; do
     for d in /proc/[0-9]*; do
       [ "$d/exe" -ef "$exe" ] || continue

@@ -38,6 +38,8 @@ int main(int argc, char **argv) {
     if (rank != env_int("PMI_RANK") || size != env_int("PMI_SIZE")) return fail(rank, "rank/size disagree with PMI_RANK/PMI_SIZE");
     if (env_int("MPI_LOCALRANKID") >= 0 && b->local_rank() != env_int("MPI_LOCALRANKID"))
         return fail(rank, "local rank disagrees with MPI_LOCALRANKID");
+    if (env_int("MPI_LOCALNRANKS") >= 0 && b->local_size() != env_int("MPI_LOCALNRANKS"))
+        return fail(rank, "local size disagrees with MPI_LOCALNRANKS");
     for (size_t len : {size_t{16}, size_t{1}, size_t{3000}, size_t{16}}) {
         std::vector<uint8_t> in(len), out(len * static_cast<size_t>(size), 0);
         for (size_t i = 0; i < len; ++i) in[i] = byte_of(rank, len, i);

@@ -239,7 +239,7 @@ std::string FakeLauncher::reply(int rank, bool v2, const Message &q) {
 
 struct RankResult {
     rdmx_status_t init = RDMX_ERR_INTERNAL, small = RDMX_ERR_INTERNAL, large = RDMX_ERR_INTERNAL;
-    int rank = -1, size = -1, local = -1;
+    int rank = -1, size = -1, local = -1, local_size = -1;
     std::vector<uint8_t> small_out, large_out;
     double seconds = 0;
 };
@@ -260,6 +260,7 @@ std::vector<RankResult> run_job(int n, Wire w, Fault f, const std::string &mappi
                 r.rank = b->rank();
                 r.size = b->size();
                 r.local = b->local_rank();
+                r.local_size = b->local_size();
                 std::vector<uint8_t> small(16, static_cast<uint8_t>(0xa0 + i)), large(3000);
                 for (size_t k = 0; k < large.size(); ++k) large[k] = static_cast<uint8_t>(k * 7 + i);
                 r.small_out.resize(16 * static_cast<size_t>(n));
@@ -294,7 +295,10 @@ void expect_exchange(const std::vector<RankResult> &res) {
 TEST(PmiSession, Pmi1ExchangesAcrossThreeRanks) {
     auto res = run_job(3, Wire::kV1, Fault::kNone, "(vector,(0,1,3))");
     expect_exchange(res);
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(res[static_cast<size_t>(i)].local, i);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(res[static_cast<size_t>(i)].local, i);
+        EXPECT_EQ(res[static_cast<size_t>(i)].local_size, 3);  // one node: sizes the sm segment's rings
+    }
 }
 
 TEST(PmiSession, Pmi2ExchangesAndReadsTheMapping) {
@@ -303,6 +307,9 @@ TEST(PmiSession, Pmi2ExchangesAndReadsTheMapping) {
     EXPECT_EQ(res[0].local, 0);
     EXPECT_EQ(res[1].local, 0);
     EXPECT_EQ(res[2].local, 1);
+    EXPECT_EQ(res[0].local_size, 2);
+    EXPECT_EQ(res[1].local_size, 1);
+    EXPECT_EQ(res[2].local_size, 2);
 }
 
 TEST(PmiSession, SilentLauncherTimesOut) {

@@ -3,8 +3,16 @@
 //   mesh     - every ordered pair exchanges a message naming its sender;
 //   missing  - the job claims one more rank than exists (its address points
 //              at a port nobody listens on): rdmx_init must fail within
-//              RDMX_CONNECT_TIMEOUT with RDMX_ERR_TIMEOUT, naming that peer.
+//              RDMX_CONNECT_TIMEOUT with RDMX_ERR_TIMEOUT, naming that peer;
+//   undercount - the launcher's environment says one rank per node
+//              (OMPI_COMM_WORLD_LOCAL_SIZE=1), so every sm segment has one
+//              ring, while all ranks share the node: the node leaves sm to
+//              rc (every peer over rc, the mesh exchange works) or, when rc
+//              is not allowed, rdmx_init fails at once with
+//              RDMX_ERR_CONNECT on every rank, never hangs.
 #include <mpi.h>
+
+#include <cstdlib>
 
 #include <chrono>
 #include <cstring>
@@ -44,6 +52,13 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     rt::g_rank = me;
     GatherArg ga{which == "missing"};
+    const bool undercount = which == "undercount";
+    if (undercount) {  // read by the callback bootstrap in rdmx_init
+        setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "1", 1);
+        unsetenv("MPI_LOCALNRANKS");
+    }
+    const char *tr = std::getenv("RDMX_TRANSPORTS");
+    const bool rc_allowed = tr == nullptr || std::strstr(tr, "rc") != nullptr;
     rdmx_config_t cfg;
     rdmx_config_init(&cfg);
     cfg.allgather = mpi_allgather;
@@ -66,8 +81,22 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 0;
     }
+    if (undercount && !rc_allowed) {
+        RT_CHECK(st == RDMX_ERR_CONNECT && ctx == nullptr, "init on a node too large for its segments returned %d", st);
+        RT_CHECK(secs < 30.0, "init took %.1f s to refuse", secs);
+        if (me == 0) std::printf("bootstrap_mpi_test undercount: no rc, init refused as expected\n");
+        MPI_Finalize();
+        return 0;
+    }
     RT_CHECK(st == RDMX_OK, "rdmx_init: %s", rdmx_strerror(st));
     RT_CHECK(rdmx_rank(ctx) == me && rdmx_size(ctx) == np, "rank/size %d/%d", rdmx_rank(ctx), rdmx_size(ctx));
+    if (undercount) {
+        rdmx_port_info_t pi;
+        rdmx_port_info_init(&pi);
+        RT_OK(rdmx_get_port_info(ctx, &pi));
+        RT_CHECK(pi.sm_peers == 0 && pi.rc_peers == np - 1, "undercounted node: %d sm and %d rc peers, want 0 and %d",
+                 pi.sm_peers, pi.rc_peers, np - 1);
+    }
     for (int p = 0; p < np; ++p) {
         int got = -1;
         rdmx_request_h r[2];
@@ -79,6 +108,6 @@ int main(int argc, char **argv) {
     }
     RT_OK(rdmx_finalize(ctx));
     MPI_Finalize();
-    if (me == 0) std::printf("bootstrap_mpi_test mesh: OK on %d ranks\n", np);
+    if (me == 0) std::printf("bootstrap_mpi_test %s: OK on %d ranks\n", which.c_str(), np);
     return 0;
 }
