@@ -395,6 +395,11 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     // The struct's enum fields come from C, where any int fits: read their
     // bytes and check them before anything loads them as the enum.
     const int u_progress = raw_enum(u.progress), u_threads = raw_enum(u.threads), u_check = raw_enum(u.check_args);
+    const int u_connect = raw_enum(u.connect);
+    if (u_connect < RDMX_CONNECT_DEFAULT || u_connect > RDMX_CONNECT_AUTO) {
+        RDMX_ERROR("config: connect=%d is not an rdmx_connect_mode_t", u_connect);
+        return RDMX_ERR_INVALID_ARG;
+    }
     if (u_progress < RDMX_PROGRESS_DEFAULT || u_progress > RDMX_PROGRESS_CALLER) {
         RDMX_ERROR("config: progress=%d is not an rdmx_progress_mode_t", u_progress);
         return RDMX_ERR_INVALID_ARG;
@@ -440,9 +445,15 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     r.field<YieldMode>("RDMX_YIELD", "a spinning wait yields its CPU after each empty poll: auto (when the ranks on "
                        "this host outnumber their CPUs), always, never", &yield, false, YieldMode::kAuto,
                        parse_yield, show_yield);
+    const ConnectMode u_mode = u_connect == RDMX_CONNECT_LAZY   ? ConnectMode::kLazy
+                               : u_connect == RDMX_CONNECT_AUTO ? ConnectMode::kAuto
+                                                                : ConnectMode::kMesh;
     r.field<ConnectMode>("RDMX_CONNECT", "when rc connections are made: mesh (every pair inside rdmx_init), lazy (on "
-                         "first use of a peer), auto (mesh up to 16 ranks, lazy above)", &connect, false,
-                         ConnectMode::kMesh, parse_connect, show_connect);
+                         "first use of a peer), auto (mesh up to 16 ranks, lazy above)", &connect,
+                         u_connect != RDMX_CONNECT_DEFAULT, u_mode, parse_connect, show_connect);
+    r.field<unsigned>("RDMX_LAZY_PEERS", "on demand: credits per peer and send queues are planned as for this many "
+                      "peers (the neighbours a rank expects), however large the job", &lazy_peers,
+                      u.lazy_peers != 0, u.lazy_peers, p_unsigned, show_unsigned);
     load_rndv(r, *this);
     load_sm(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;
@@ -474,6 +485,10 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
         rndv_thresh = eager_limit + 1;
     }
     if (srq_depth < 16) srq_depth = 16;
+    if (lazy_peers == 0 || lazy_peers > (1u << 20)) {
+        RDMX_ERROR("config: RDMX_LAZY_PEERS=%u must be in [1, 1048576]", lazy_peers);
+        return RDMX_ERR_INVALID_ARG;
+    }
     if (spin_max_us < spin_us) spin_max_us = spin_us;  // a fixed spin
     if (unexpected_max == 0) {
         RDMX_ERROR("config: RDMX_UNEXPECTED_MAX=0: at least one unexpected message must be keepable");

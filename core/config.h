@@ -33,6 +33,14 @@ struct ConfigEntry {
     const char *doc;
 };
 
+// On demand (RDMX_CONNECT=lazy), credits per peer and send-queue depths are
+// planned as for a job of at most this many peers (RDMX_LAZY_PEERS), however
+// large the job: a process pays per connection, so its window must not
+// shrink with ranks it never talks to, and a job whose full mesh would not
+// fit the device still starts. 64 peers: the mesh's own figure from 65 ranks
+// on (8 credits per peer).
+constexpr unsigned kLazyPlanPeers = 64;
+
 struct Config {
     std::string device;            // "" = auto; may be a comma list chosen by local rank
     std::string ifaddr;            // "" = from the device's GID table
@@ -63,6 +71,7 @@ struct Config {
     ConnectMode connect = ConnectMode::kMesh;
     // auto's threshold in job ranks (docs/configuration.md: how it was chosen).
     static constexpr int kConnectAutoMeshMax = 16;
+    unsigned lazy_peers = kLazyPlanPeers;  // RDMX_LAZY_PEERS: the peers on-demand queues are planned for
     bool lazy_connect(int job_size) const {
         return connect == ConnectMode::kLazy || (connect == ConnectMode::kAuto && job_size > kConnectAutoMeshMax);
     }

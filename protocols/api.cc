@@ -136,8 +136,20 @@ extern "C" {
 rdmx_status_t rdmx_init(const rdmx_config_t *cfg, rdmx_context_h *ctx_p) {
     if (ctx_p == nullptr) RDMX_BAD_ARG("rdmx_init: ctx_p is NULL");
     *ctx_p = nullptr;
-    if (cfg != nullptr && cfg->struct_size != sizeof(rdmx_config_t))
-        RDMX_BAD_ARG("rdmx_init: cfg->struct_size %zu (call rdmx_config_init first)", cfg->struct_size);
+    // A caller built against an earlier header passes a shorter struct: its
+    // fields are copied over the defaults of this version's.
+    constexpr size_t kConfigFirstVersion = offsetof(rdmx_config_t, connect);
+    rdmx_config_t full;
+    if (cfg != nullptr) {
+        if (cfg->struct_size < kConfigFirstVersion || cfg->struct_size > sizeof(rdmx_config_t))
+            RDMX_BAD_ARG("rdmx_init: cfg->struct_size %zu is neither this version's %zu nor an earlier one's (from "
+                         "%zu; call rdmx_config_init first)", cfg->struct_size, sizeof(rdmx_config_t),
+                         kConfigFirstVersion);
+        rdmx_config_init(&full);
+        std::memcpy(&full, cfg, cfg->struct_size);
+        full.struct_size = sizeof(full);
+        cfg = &full;
+    }
     rdmx::fork_protect();  // before this context registers anything
     return guarded("rdmx_init", [&] {
         auto *c = new rdmx_context;

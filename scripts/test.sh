@@ -71,8 +71,10 @@ for t in asan tsan; do
   [ "$t" = asan ] && sel=(-L 'unit|coll|sm|mpi' -LE example)
   echo "==== native tests under ${t^^} ($(stamp)) ===="
   # (The Open MPI settings for sanitizers: scripts/verbs-suite.sh says why.)
+  # Two at a time, as the release tree's: most are 2-4 rank jobs that wait
+  # on each other as much as they compute.
   env HWLOC_COMPONENTS=-pci ASAN_OPTIONS=fast_unwind_on_malloc=0 RDMX_TEST_SHRINK=10 RDMX_SOAK_SECONDS=20 \
-    ctest --test-dir "$d" "${sel[@]}" --output-on-failure --timeout 600 2>&1 | tee "$d/native.txt"
+    ctest --test-dir "$d" "${sel[@]}" -j2 --output-on-failure --timeout 600 2>&1 | tee "$d/native.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || native=1
 done
 

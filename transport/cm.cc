@@ -121,8 +121,9 @@ void ConnManager::fill_conn_param(rdma_conn_param *cp, const void *priv, uint8_t
     cp->rnr_retry_count = kRnrRetryCount;
 }
 
-bool ConnManager::setup_qp(Endpoint &ep, rdma_cm_id *id) {
-    if (make_room && !make_room(ep, qps_ + 1)) return false;
+rdmx_status_t ConnManager::setup_qp(Endpoint &ep, rdma_cm_id *id) {
+    if (make_room)
+        if (rdmx_status_t st = make_room(ep, qps_ + 1)) return st;
     ibv_qp_init_attr qa{};
     qa.send_cq = iface_->cq();
     qa.recv_cq = iface_->cq();
@@ -145,7 +146,7 @@ bool ConnManager::setup_qp(Endpoint &ep, rdma_cm_id *id) {
     if (e != 0) {
         RDMX_ERROR("cm: rdma_create_qp for peer %d (%s) on %s failed: %s (sq %u, inline %u down to 0)", ep.peer,
                    ep.addr.c_str(), dev_->name(), strerror(e), p_.sq_depth, want);
-        return false;
+        return RDMX_ERR_DEVICE;
     }
     if (qa.cap.max_inline_data < want)
         RDMX_DEBUG("cm: %s took inline data of %u B, not the %u asked", dev_->name(), qa.cap.max_inline_data, want);
@@ -159,7 +160,7 @@ bool ConnManager::setup_qp(Endpoint &ep, rdma_cm_id *id) {
     if (dev_->max_inline() == 0 || qa.cap.max_inline_data < dev_->max_inline())
         dev_->set_max_inline(qa.cap.max_inline_data);
     qpn_to_peer.insert(ep.qp_num, ep.peer);
-    return true;
+    return RDMX_OK;
 }
 
 void ConnManager::bury(Endpoint &ep) {
@@ -236,7 +237,9 @@ void ConnManager::on_addr_resolved(Endpoint &ep) {
 }
 
 void ConnManager::on_route_resolved(Endpoint &ep) {
-    if (!setup_qp(ep, ep.id.get())) return give_up(ep, RDMX_ERR_DEVICE, "cannot create the QP");
+    if (rdmx_status_t st = setup_qp(ep, ep.id.get()))
+        return give_up(ep, st, st == RDMX_ERR_NO_MEMORY ? "no room on this device's queues for another connection"
+                                                        : "cannot create the QP");
     wire::ConnectPriv cp{wire::kMagic, wire::kVersion, sizeof(wire::ConnectPriv), p_.job_key,
                          static_cast<uint32_t>(p_.rank), static_cast<uint32_t>(ep.peer),
                          p_.credit_slots->addr(ep.peer), p_.credit_slots->rkey(ep.peer), p_.credits};
@@ -358,7 +361,8 @@ void ConnManager::on_connect_request(CmEvent &ev) {
     }
     Endpoint &ep = (*eps_)[cp.src_rank];
     switch (judge_request(p_.lazy, p_.rank, static_cast<int>(cp.src_rank), peer_conn(ep.state))) {
-    case RequestVerdict::kRejectDuplicate: return reject(id, R::kDuplicateRank, "already connected");
+    case RequestVerdict::kRejectDuplicate:
+        return reject(id, R::kDuplicateRank, ep.state == ConnState::kFailed ? "that rank is lost here" : "already connected");
     case RequestVerdict::kRejectDirection: return reject(id, R::kWrongDirection, "higher rank connected");
     case RequestVerdict::kRejectCrossed: return reject(id, R::kCrossed, "our own connect to that rank is under way");
     case RequestVerdict::kAcceptDropOwn:  // crossed: the lower rank's connection wins, ours is dropped
@@ -373,7 +377,8 @@ void ConnManager::on_connect_request(CmEvent &ev) {
         if (ep.state == ConnState::kAccepting) bury(ep);
         break;
     }
-    if (!setup_qp(ep, id)) return reject(id, R::kResources, "QP creation failed");
+    if (rdmx_status_t st = setup_qp(ep, id))
+        return reject(id, R::kResources, st == RDMX_ERR_NO_MEMORY ? "no room for another connection" : "QP creation failed");
     ep.id.reset(id);
     id->context = &ep;
     record_credits(ep, cp.credit_addr, cp.credit_rkey, cp.credits);

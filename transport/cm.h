@@ -37,7 +37,7 @@ public:
     using PeerLostFn = std::function<void(int peer, rdmx_status_t why, const char *reason)>;
     using QpEventFn = std::function<void()>;
     using ConnectedFn = std::function<void(Endpoint &ep)>;
-    using RoomFn = std::function<bool(Endpoint &ep, uint32_t qps)>;
+    using RoomFn = std::function<rdmx_status_t(Endpoint &ep, uint32_t qps)>;
 
     ConnManager() = default;
     ConnManager(const ConnManager &) = delete;
@@ -81,8 +81,9 @@ public:
     ConnectedFn on_connected;
     // Before a QP is created for `ep`, and so before its credits and credit
     // slot are promised in private_data: the owner makes the shared SRQ, CQ
-    // and credit slot ready for `qps` QPs. False (logged by the owner)
-    // fails this connection attempt.
+    // and credit slot ready for `qps` QPs. An error (logged by the owner)
+    // fails this connection attempt; RDMX_ERR_NO_MEMORY: the device's
+    // queues hold no more connections.
     RoomFn make_room;
     uint32_t qps() const { return qps_; }  // QPs alive (created, not yet buried)
     QpTable qpn_to_peer;  // looked up on every receive completion
@@ -103,7 +104,7 @@ private:
     void give_up(Endpoint &ep, rdmx_status_t st, const char *why);
     bool never_connected(const Endpoint &ep) const;
     void backoff(Endpoint &ep, const char *why);
-    bool setup_qp(Endpoint &ep, rdma_cm_id *id);
+    rdmx_status_t setup_qp(Endpoint &ep, rdma_cm_id *id);
     void fail(Endpoint &ep, rdmx_status_t st, const char *why);
     void reject(rdma_cm_id *id, wire::RejectReason r, const char *detail);
     static void record_credits(Endpoint &ep, uint64_t addr, uint32_t rkey, uint32_t credits);

@@ -73,13 +73,30 @@ rdmx_status_t Iface::resize_cq(uint32_t cqe) {
     return RDMX_OK;
 }
 
+// The SRQ's ring holds `buffers` (whole chunks, at most the depth), grown
+// by doubling where the device allows; otherwise it was created that deep.
+rdmx_status_t Iface::ensure_srq(uint32_t buffers) {
+    const uint32_t need = std::min(depth_, (buffers + chunk_ - 1) / chunk_ * chunk_);
+    if (need <= srq_wr_) return RDMX_OK;
+    const uint32_t want = std::min(depth_, std::max(need, srq_wr_ * 2));
+    if (int e = vx::resize_srq(srq_.get(), want)) {
+        RDMX_ERROR("iface %s: ibv_modify_srq(max_wr) from %u to %u failed: %s (device max_srq_wr %d; hint: "
+                   "RDMX_CONNECT=mesh sizes the SRQ once, in rdmx_init)", dev_->name(), srq_wr_, want, strerror(e),
+                   dev_->attr().max_srq_wr);
+        return e == ENOMEM ? RDMX_ERR_NO_MEMORY : RDMX_ERR_DEVICE;
+    }
+    srq_wr_ = want;
+    return RDMX_OK;
+}
+
 rdmx_status_t Iface::grow(uint32_t buffers, uint32_t other_cqe) {
     const uint32_t had = registered_;
+    if (rdmx_status_t st = ensure_srq(buffers)) return st;
     if (rdmx_status_t st = add_chunks(buffers)) return st;
     if (rdmx_status_t st = resize_cq(registered_ + other_cqe)) return st;
     if (registered_ != had) {
-        RDMX_DEBUG("iface %s: %u receive buffers registered (%zu KiB pinned, SRQ of %u), CQ of %u entries",
-                   dev_->name(), registered_, pinned_bytes() >> 10, depth_, cq_entries());
+        RDMX_DEBUG("iface %s: %u receive buffers registered (%zu KiB pinned, SRQ of %u, at most %u), CQ of %u entries",
+                   dev_->name(), registered_, pinned_bytes() >> 10, srq_wr_, depth_, cq_entries());
         (void)arm_limit();
     }
     return RDMX_OK;
@@ -116,12 +133,16 @@ rdmx_status_t Iface::open(Device &dev, uint32_t depth, size_t buf_size, uint32_t
         return RDMX_ERR_DEVICE;
     }
     cq_.reset(cq);
+    // Whole chunks (add_chunks), at most the depth.
+    const uint32_t first_bufs = std::min(depth_, (first + chunk_ - 1) / chunk_ * chunk_);
+    srq_grows_ = first_bufs < depth_ && (a.device_cap_flags & IBV_DEVICE_SRQ_RESIZE) != 0;
+    srq_wr_ = srq_grows_ ? std::max(first_bufs, 1u) : depth_;
     ibv_srq_init_attr sa{};
-    sa.attr.max_wr = depth_;
+    sa.attr.max_wr = srq_wr_;
     sa.attr.max_sge = 1;
     ibv_srq *srq = nullptr;
     if (int e = vx::create_srq(dev.pd(), &sa, &srq)) {
-        RDMX_ERROR("iface %s: ibv_create_srq(max_wr %u) failed: %s (device max_srq_wr %d)", dev.name(), depth_,
+        RDMX_ERROR("iface %s: ibv_create_srq(max_wr %u) failed: %s (device max_srq_wr %d)", dev.name(), srq_wr_,
                    strerror(e), a.max_srq_wr);
         return RDMX_ERR_DEVICE;
     }

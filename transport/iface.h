@@ -4,12 +4,14 @@
 // per batch); each remembers the peer to credit once it is back on the SRQ,
 // so a credit never runs ahead of the buffer that backs it.
 //
-// The SRQ is created at its full depth (its work-request ring is small next
-// to the buffers), but the buffers behind it can arrive in chunks: the
-// address range for all of them is reserved at open, each chunk is touched,
+// The buffers behind the SRQ can arrive in chunks: the address range for
+// all of them (the depth) is reserved at open, each chunk is touched,
 // registered and posted only when grow() asks for it, and the CQ is resized
-// to match. A mesh opens with every buffer; connections on demand start with
-// a few and grow as peers connect (RcTransport::make_room).
+// to match. On a device that can resize an SRQ (IBV_DEVICE_SRQ_RESIZE) its
+// ring grows with them too, doubling; elsewhere it is created at the full
+// depth (its work-request ring is small next to the buffers). A mesh opens
+// with every buffer; connections on demand start with a few and grow as
+// peers connect (RcTransport::make_room).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -55,6 +57,7 @@ public:
     ibv_comp_channel *channel() const { return channel_.get(); }
     char *recv_buf(uint32_t idx) const { return base_ + static_cast<size_t>(idx) * stride_; }
     uint32_t buffers() const { return registered_; }   // receive buffers registered (on the SRQ or in use)
+    uint32_t srq_wr() const { return srq_wr_; }        // the SRQ's ring now (the depth, unless it grows)
     size_t pinned_bytes() const { return static_cast<size_t>(registered_) * stride_; }
     uint32_t cq_entries() const { return cq_ ? static_cast<uint32_t>(cq_->cqe) : 0; }
 
@@ -102,11 +105,14 @@ private:
     rdmx_status_t reserve(uint32_t depth, size_t buf_size);
     rdmx_status_t add_chunks(uint32_t buffers);
     rdmx_status_t resize_cq(uint32_t cqe);
+    rdmx_status_t ensure_srq(uint32_t buffers);
 
     Device *dev_ = nullptr;
     uint32_t depth_ = 0;
     uint32_t chunk_ = 1;        // buffers registered at a time, one MR each
     uint32_t registered_ = 0;   // buffers registered so far (a whole number of chunks, or the depth)
+    uint32_t srq_wr_ = 0;       // the SRQ's max_wr now: at least registered_, at most depth_
+    bool srq_grows_ = false;    // the device resizes SRQs: the ring follows the buffers
     uint32_t cqe_cap_ = 0;
     uint32_t posted_ = 0;     // buffers on the SRQ now
     uint32_t low_water_ = 0;  // fewer than this posted: flush without waiting for a batch

@@ -44,12 +44,15 @@ RcTransport::~RcTransport() {
 
 // Credits come from the SRQ depth the device can really give (a depth
 // clamped after the credits were promised would let senders within their
-// credits run the SRQ dry); a job too large for the device does not start.
+// credits run the SRQ dry); a mesh too large for the device does not start.
+// On demand the plan is for at most kLazyPlanPeers peers, and the queues'
+// caps (lazy_caps) bound how many connections a process can hold.
 rdmx_status_t RcTransport::size_queues() {
     const uint32_t npeers = static_cast<uint32_t>(p_.size - 1);
+    const uint32_t plan_peers = lazy_ && npeers > cfg_.lazy_peers ? cfg_.lazy_peers : npeers;
     const ibv_device_attr &a = dev_.attr();
     auto lim = [](int v) { return v > 0 ? static_cast<uint32_t>(v) : 0u; };
-    QueuePlan q = plan_queues(npeers, cfg_.srq_depth, wire::kMaxCredits, lim(a.max_srq_wr), lim(a.max_cqe),
+    QueuePlan q = plan_queues(plan_peers, cfg_.srq_depth, wire::kMaxCredits, lim(a.max_srq_wr), lim(a.max_cqe),
                               lim(a.max_qp_wr), cfg_.sq_depth);
     if (q.limit != nullptr) {
         RDMX_ERROR("init: device %s cannot hold a job of %d ranks: its %s (max_srq_wr %d, max_cqe %d, max_qp_wr %d) "
@@ -66,7 +69,46 @@ rdmx_status_t RcTransport::size_queues() {
     sq_depth_ = q.sq_depth;
     cqe_ = q.cqe;
     srq_depth_ = q.srq_depth;
+    if (plan_peers < npeers) lazy_caps(npeers);
     return RDMX_OK;
+}
+
+// On demand in a job larger than the plan: the SRQ's ring and the CQ's cap
+// are as large as every peer would need, or as the device allows. Buffers
+// are still posted per connection (make_room); a connection past what the
+// caps hold is refused there, by name, instead of the job refusing to start.
+void RcTransport::lazy_caps(uint32_t npeers) {
+    const ibv_device_attr &a = dev_.attr();
+    const uint64_t srq_cap = a.max_srq_wr > 1 ? static_cast<uint64_t>(a.max_srq_wr) - 1 : ~0u;
+    const uint64_t cq_cap = a.max_cqe > 0 ? static_cast<uint64_t>(a.max_cqe) : ~0u;
+    const uint64_t whole = static_cast<uint64_t>(credits_) * npeers + kSrqSlack + npeers;
+    srq_depth_ = static_cast<uint32_t>(std::max<uint64_t>(srq_depth_, std::min(whole, srq_cap)));
+    const uint64_t cq_whole = srq_depth_ + static_cast<uint64_t>(npeers) * sq_depth_ + kCqSpare;
+    cqe_ = static_cast<uint32_t>(std::max<uint64_t>(cqe_, std::min(cq_whole, cq_cap)));
+    RDMX_INFO("init: on demand, %u credits per peer (planned as for %u peers of %u); room for %u connections "
+              "(SRQ ring %u, CQ up to %u entries)", credits_, cfg_.lazy_peers, npeers, room(), srq_depth_, cqe_);
+}
+
+// Whether the SRQ's ring and the CQ's cap hold `qps` connections: their
+// credits and control slack as posted buffers (registered in whole chunks of
+// credits + 1, never past the ring), and every send-queue slot.
+bool RcTransport::fits(uint32_t qps) const {
+    const uint64_t bufs = buffers_for(qps);
+    if (bufs > srq_depth_) return false;
+    const uint64_t chunk = credits_ + 1ull;
+    const uint64_t registered = std::min<uint64_t>((bufs + chunk - 1) / chunk * chunk, srq_depth_);
+    return registered + static_cast<uint64_t>(qps) * sq_depth_ + kCqSpare <= cqe_;
+}
+
+// The most connections that fit (at most every peer).
+uint32_t RcTransport::room() const {
+    uint32_t lo = 0, hi = static_cast<uint32_t>(p_.size - 1);
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (fits(mid)) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
 }
 
 // Registration cache, exposure and the rendezvous flavour on this device.
@@ -111,9 +153,9 @@ rdmx_status_t RcTransport::open() {
     if ((st = credit_mem_.init(dev_.pd(), dev_.name(), p_.size, p_.rank, !lazy_)) != RDMX_OK) return st;
     max_msg_ = dev_.port_attr().max_msg_sz;
     setup_rndv();
-    RDMX_INFO("device %s:%u at %s, SRQ of %u x %zu B with %u posted%s, CQ of %u, %u credits per peer", dev_.name(),
-              dev_.port(), sockaddr_str(cm_.bound_addr()).c_str(), srq_depth_, buf, iface_.buffers(),
-              lazy_ ? " (more as peers connect)" : "", iface_.cq_entries(), credits_);
+    RDMX_INFO("device %s:%u at %s, SRQ of %u (up to %u) x %zu B with %u posted%s, CQ of %u, %u credits per peer",
+              dev_.name(), dev_.port(), sockaddr_str(cm_.bound_addr()).c_str(), iface_.srq_wr(), srq_depth_, buf,
+              iface_.buffers(), lazy_ ? " (more as peers connect)" : "", iface_.cq_entries(), credits_);
     return RDMX_OK;
 }
 
@@ -135,14 +177,28 @@ rdmx_status_t RcTransport::open_iface() {
 // promised in private_data: the slot is registered, and (on demand) the SRQ
 // holds buffers for `qps` connections' credits, all posted, with a CQ to
 // match. The credit rule holds: every credit granted is a buffer on the SRQ.
-bool RcTransport::make_room(Endpoint &ep, uint32_t qps) {
-    if (credit_mem_.ensure(ep.peer) != RDMX_OK) return false;  // logged where it failed
-    if (!lazy_) return true;  // sized for every peer in rdmx_init
-    const uint32_t want = buffers_for(qps) < srq_depth_ ? buffers_for(qps) : srq_depth_;
-    if (iface_.grow(want, qps * sq_depth_ + kCqSpare) != RDMX_OK) return false;
+rdmx_status_t RcTransport::make_room(Endpoint &ep, uint32_t qps) {
+    if (rdmx_status_t st = credit_mem_.ensure(ep.peer)) return st;  // logged where it failed
+    if (!lazy_) return RDMX_OK;  // sized for every peer in rdmx_init
+    // A crossed connect briefly holds two QPs for one peer; only one is
+    // ever established, so credits for more than every peer are never used.
+    const uint32_t npeers = static_cast<uint32_t>(p_.size - 1);
+    if (qps > npeers) qps = npeers;
+    if (!fits(qps)) {
+        // Once as an error; a peer's retries would repeat it every backoff.
+        const LogLevel level = refusals_++ == 0 ? LogLevel::kError : LogLevel::kDebug;
+        RDMX_LOG(level, "rc: no room for a connection to rank %d: %u connections at %u credits need %u receive buffers "
+                   "and %llu CQ entries, the device's queues hold %u connections (SRQ ring %u, max_srq_wr %d; CQ %u, "
+                   "max_cqe %d) (hint: fewer peers per process, or fewer ranks per device)", ep.peer, qps, credits_,
+                   buffers_for(qps), static_cast<unsigned long long>(buffers_for(qps)) + qps * sq_depth_ + kCqSpare,
+                   room(), srq_depth_, dev_.attr().max_srq_wr, cqe_, dev_.attr().max_cqe);
+        return RDMX_ERR_NO_MEMORY;
+    }
+    const uint32_t want = buffers_for(qps);
+    if (rdmx_status_t st = iface_.grow(want, qps * sq_depth_ + kCqSpare)) return st;
     // Buffers a failed post left waiting are posted here too, or the
     // connection waits for a later attempt.
-    return flush_srq() == RDMX_OK;
+    return flush_srq();
 }
 
 RcAddr RcTransport::address() const {

@@ -76,7 +76,10 @@ private:
     // rc_transport.cc
     rdmx_status_t size_queues();
     rdmx_status_t open_iface();
-    bool make_room(Endpoint &ep, uint32_t qps);
+    rdmx_status_t make_room(Endpoint &ep, uint32_t qps);
+    void lazy_caps(uint32_t npeers);
+    bool fits(uint32_t qps) const;
+    uint32_t room() const;
     // Receive buffers that back `qps` connections' credits and control
     // messages (plan_queues' depth for that many peers, without its floor).
     uint32_t buffers_for(uint32_t qps) const { return credits_ * qps + kSrqSlack + qps; }
@@ -158,6 +161,7 @@ private:
     std::vector<Endpoint> eps_;
     std::vector<sockaddr_in> addrs_;
     uint32_t credits_ = 0;
+    uint32_t refusals_ = 0;  // connections make_room refused (no room on the device's queues)
     uint32_t sq_depth_ = 0;
     uint32_t cqe_ = 0;
     uint32_t srq_depth_ = 0;

@@ -16,6 +16,7 @@ std::mutex g_inject_mu;
 std::string g_inject_match;
 std::atomic<int> g_inject_err{0};
 int g_inject_times = 0;  // guarded by g_inject_mu
+std::atomic<int> g_limit_srq_wr{0}, g_limit_cqe{0};
 
 // Normalisers for the four conventions.
 int from_ptr(const void *p) { return p != nullptr ? 0 : (errno != 0 ? errno : ENOMEM); }
@@ -65,7 +66,18 @@ int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad) {
     return from_ret(ibv_post_srq_recv(srq, wr, bad));
 }
 
-int query_device(ibv_context *c, ibv_device_attr *a) { return from_ret(ibv_query_device(c, a)); }
+void limit_device(int max_srq_wr, int max_cqe) {
+    g_limit_srq_wr.store(max_srq_wr);
+    g_limit_cqe.store(max_cqe);
+}
+
+int query_device(ibv_context *c, ibv_device_attr *a) {
+    if (int e = from_ret(ibv_query_device(c, a))) return e;
+    const int srq = g_limit_srq_wr.load(std::memory_order_relaxed), cqe = g_limit_cqe.load(std::memory_order_relaxed);
+    if (srq > 0 && srq < a->max_srq_wr) a->max_srq_wr = srq;
+    if (cqe > 0 && cqe < a->max_cqe) a->max_cqe = cqe;
+    return 0;
+}
 int query_port(ibv_context *c, uint8_t p, ibv_port_attr *a) { return from_ret(ibv_query_port(c, p, a)); }
 int query_gid(ibv_context *c, uint8_t p, int i, ibv_gid *g) { return from_minus1(ibv_query_gid(c, p, i, g)); }
 int alloc_pd(ibv_context *c, ibv_pd **out) {
@@ -124,6 +136,12 @@ int arm_srq_limit(ibv_srq *srq, unsigned limit) {
     ibv_srq_attr a{};
     a.srq_limit = limit;
     return from_ret(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT));
+}
+int resize_srq(ibv_srq *srq, unsigned max_wr) {
+    RDMX_INJECT("ibv_modify_srq");
+    ibv_srq_attr a{};
+    a.max_wr = max_wr;
+    return from_ret(ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR));
 }
 void inject_async_event(ibv_context *ctx, const ibv_async_event &ev) {
     std::lock_guard<std::mutex> g(g_inject_mu);

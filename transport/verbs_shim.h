@@ -12,6 +12,9 @@ namespace rdmx::vx {
 // Fault injection for tests: when set to an errno, the next `times` wrapped
 // calls whose name contains `fail_match` fail with it.
 void inject_failure(const char *fail_match, int err, int times = 1);
+// For tests: query_device reports at most these max_srq_wr and max_cqe
+// (0: the device's own), as a smaller device would. Set before rdmx_init.
+void limit_device(int max_srq_wr, int max_cqe);
 // Fault injection for tests: queues a synthetic async event that the next
 // get_async_event on ctx returns before any real one. Its ack is swallowed
 // (acking an event the library never reported would unbalance the counts
@@ -43,6 +46,8 @@ inline int poll_cq(ibv_cq *cq, int n, ibv_wc *wc) {
 int create_srq(ibv_pd *pd, ibv_srq_init_attr *attr, ibv_srq **out);
 int destroy_srq(ibv_srq *srq);
 int arm_srq_limit(ibv_srq *srq, unsigned limit);
+// ibv_modify_srq(IBV_SRQ_MAX_WR): on devices with IBV_DEVICE_SRQ_RESIZE.
+int resize_srq(ibv_srq *srq, unsigned max_wr);
 // Not inline, so tests can fail it (once per batch of receives: cheap).
 int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad);
 inline int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) { return ibv_post_send(qp, wr, bad); }

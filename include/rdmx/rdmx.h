@@ -110,6 +110,14 @@ typedef enum { RDMX_THREADS_DEFAULT = 0, RDMX_THREADS_MULTIPLE = 1, RDMX_THREADS
  *  argument is checked once). A bad argument is then undefined behaviour. */
 typedef enum { RDMX_CHECK_DEFAULT = 0, RDMX_CHECK_ALL = 1, RDMX_CHECK_HANDLES = 2 } rdmx_check_level_t;
 
+/** When rc connections are made (RDMX_CONNECT=mesh|lazy|auto). `mesh`
+ *  (default): every pair inside rdmx_init. `lazy`: on first use of a peer (a
+ *  send to it, a receive naming it); a process pays for the peers it talks
+ *  to. `auto`: mesh up to 16 ranks, lazy above. Every rank of a job must
+ *  resolve to the same mode: rdmx_init fails (INVALID_ARG) naming the peer
+ *  that disagrees. */
+typedef enum { RDMX_CONNECT_DEFAULT = 0, RDMX_CONNECT_MESH = 1, RDMX_CONNECT_LAZY = 2, RDMX_CONNECT_AUTO = 3 } rdmx_connect_mode_t;
+
 /**
  * Configuration. Always initialise with rdmx_config_init() first, then set
  * the fields you want: a zero / NULL field means "environment, else default".
@@ -136,6 +144,11 @@ struct rdmx_config {
     double peer_timeout;             /* RDMX_PEER_TIMEOUT: seconds finalize waits for peers */
     rdmx_thread_level_t threads;     /* RDMX_THREADS */
     rdmx_check_level_t check_args;   /* RDMX_CHECK_ARGS */
+    /* Added after the first version, which ended at check_args: read when
+     * struct_size covers them, so a caller built against the older header
+     * gets their defaults. */
+    rdmx_connect_mode_t connect;     /* RDMX_CONNECT */
+    unsigned lazy_peers;             /* RDMX_LAZY_PEERS: peers on-demand queues are planned for; 0 = unset */
 };
 typedef struct rdmx_config rdmx_config_t;    /* NULL means defaults plus RDMX_* environment */
 
@@ -149,7 +162,10 @@ RDMX_API void rdmx_config_init(rdmx_config_t *cfg);
  * names the peer, the address and the CM event that failed. `cfg` (and its
  * strings) is read during the call only; the allgather callback is called
  * only inside rdmx_init. A job of one process needs no RDMA device. Several
- * contexts may exist one after another or side by side.
+ * contexts may exist one after another or side by side. A `cfg` from a
+ * caller built against an earlier version of this header (a smaller
+ * struct_size, down to the first version's) is accepted; the fields it does
+ * not have take their defaults.
  * Example:
  *     rdmx_context_h ctx;
  *     if (rdmx_init(NULL, &ctx) != RDMX_OK) return 1;

@@ -705,7 +705,8 @@ TEST(ApiStatic, InitRejectsBadConfig) {
     EXPECT_EQ(rdmx_init(nullptr, nullptr), RDMX_ERR_INVALID_ARG);
     rdmx_config_t cfg;
     rdmx_config_init(&cfg);
-    for (size_t sz : {size_t{0}, sizeof(rdmx_config_t) - 8, sizeof(rdmx_config_t) + 8}) {
+    const size_t first = offsetof(rdmx_config_t, connect);  // the first version ended at check_args
+    for (size_t sz : {size_t{0}, first - 1, sizeof(rdmx_config_t) + 8}) {
         cfg.struct_size = sz;
         ctx = reinterpret_cast<rdmx_context_h>(uintptr_t{0x1});
         EXPECT_EQ(rdmx_init(&cfg, &ctx), RDMX_ERR_INVALID_ARG) << sz;
@@ -720,6 +721,29 @@ TEST(ApiStatic, InitRejectsBadConfig) {
     EXPECT_EQ(rdmx_init(nullptr, &ctx), RDMX_ERR_INVALID_ARG);
     EXPECT_EQ(ctx, nullptr);
     unsetenv("RDMX_PROGRESS");
+}
+
+// A caller built against the first rdmx_config_t (struct_size up to
+// check_args) is served: what lies past its struct is never read (here it
+// holds values rdmx_init would refuse) and those fields take their defaults.
+TEST(ApiStatic, InitAcceptsTheFirstConfigVersion) {
+    make_singleton_environment();
+    rdmx_config_t cfg;
+    rdmx_config_init(&cfg);
+    std::memset(reinterpret_cast<char *>(&cfg) + offsetof(rdmx_config_t, connect), 0x7f,
+                sizeof(cfg) - offsetof(rdmx_config_t, connect));
+    cfg.struct_size = offsetof(rdmx_config_t, connect);
+    rdmx_context_h ctx = nullptr;
+    ASSERT_EQ(rdmx_init(&cfg, &ctx), RDMX_OK);
+    char text[8192];
+    ASSERT_GT(rdmx_config_text(ctx, text, sizeof(text)), 0);
+    EXPECT_NE(std::strstr(text, "RDMX_CONNECT\tmesh\tdefault"), nullptr) << text;
+    EXPECT_NE(std::strstr(text, "RDMX_LAZY_PEERS\t64\tdefault"), nullptr) << text;
+    EXPECT_EQ(rdmx_finalize(ctx), RDMX_OK);
+    cfg.struct_size = sizeof(cfg);  // the whole struct: the bad values are read, and refused
+    ctx = nullptr;
+    EXPECT_EQ(rdmx_init(&cfg, &ctx), RDMX_ERR_INVALID_ARG);
+    EXPECT_EQ(ctx, nullptr);
 }
 
 // ---- life cycle ------------------------------------------------------------------

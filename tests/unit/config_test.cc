@@ -87,7 +87,8 @@ const char *const kVars[] = {"RDMX_DEVICE",       "RDMX_IFADDR",        "RDMX_EA
                              "RDMX_SQ_DEPTH",     "RDMX_TRANSPORTS",    "RDMX_NODE_ID",
                              "RDMX_SM_CMA",       "RDMX_SM_CMA_THRESH", "RDMX_SM_SLOTS",
                              "RDMX_THREADS",      "RDMX_SPIN_MAX_US",   "RDMX_YIELD",
-                             "RDMX_LOG_FILE",     "RDMX_CHECK_ARGS",    "RDMX_CONNECT"};
+                             "RDMX_LOG_FILE",     "RDMX_CHECK_ARGS",    "RDMX_CONNECT",
+                             "RDMX_LAZY_PEERS"};
 
 // Clears every RDMX_* variable for the test and restores them after.
 class ConfigLoadTest : public ::testing::Test {
@@ -438,6 +439,53 @@ TEST_F(ConfigLoadTest, ConnectModeParsesAndDecides) {
         Config e;
         EXPECT_EQ(e.load(nullptr), RDMX_ERR_INVALID_ARG) << "RDMX_CONNECT='" << bad << "'";
     }
+}
+
+// RDMX_LAZY_PEERS: the peer count on-demand queues are planned for.
+TEST_F(ConfigLoadTest, LazyPeersPlansOnDemandQueues) {
+    Config c;
+    ASSERT_EQ(c.load(nullptr), RDMX_OK);
+    EXPECT_EQ(c.lazy_peers, rdmx::kLazyPlanPeers);
+    setenv("RDMX_LAZY_PEERS", "8", 1);
+    Config d;
+    ASSERT_EQ(d.load(nullptr), RDMX_OK);
+    EXPECT_EQ(d.lazy_peers, 8u);
+    EXPECT_EQ(entry(d, "RDMX_LAZY_PEERS")->value, "8");
+    for (const char *bad : {"0", "-1", "many", "2000000"}) {
+        setenv("RDMX_LAZY_PEERS", bad, 1);
+        Config e;
+        EXPECT_EQ(e.load(nullptr), RDMX_ERR_INVALID_ARG) << "RDMX_LAZY_PEERS='" << bad << "'";
+    }
+    unsetenv("RDMX_LAZY_PEERS");
+}
+
+// The struct's connect and lazy_peers fields win over the environment; a
+// connect value outside the enum is refused.
+TEST_F(ConfigLoadTest, ConnectFieldsOfTheStruct) {
+    setenv("RDMX_CONNECT", "mesh", 1);
+    setenv("RDMX_LAZY_PEERS", "8", 1);
+    rdmx_config_t u;
+    rdmx_config_init(&u);
+    u.connect = RDMX_CONNECT_LAZY;
+    u.lazy_peers = 16;
+    Config c;
+    ASSERT_EQ(c.load(&u), RDMX_OK);
+    EXPECT_EQ(c.connect, Config::ConnectMode::kLazy);
+    EXPECT_EQ(c.lazy_peers, 16u);
+    EXPECT_EQ(entry(c, "RDMX_CONNECT")->source, ConfigSource::kConfigStruct);
+    u.connect = RDMX_CONNECT_AUTO;
+    Config a;
+    ASSERT_EQ(a.load(&u), RDMX_OK);
+    EXPECT_EQ(a.connect, Config::ConnectMode::kAuto);
+    rdmx_config_init(&u);  // unset: the environment's
+    Config e;
+    ASSERT_EQ(e.load(&u), RDMX_OK);
+    EXPECT_EQ(e.connect, Config::ConnectMode::kMesh);
+    EXPECT_EQ(e.lazy_peers, 8u);
+    int bad = 7;
+    std::memcpy(&u.connect, &bad, sizeof(bad));
+    Config b;
+    EXPECT_EQ(b.load(&u), RDMX_ERR_INVALID_ARG);
 }
 
 TEST_F(ConfigLoadTest, UnexpectedMaxIsABoundOnEntries) {

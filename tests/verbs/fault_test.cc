@@ -12,6 +12,15 @@
 //            DEVICE_FATAL: 0 and 1 lose each other (PEER_LOST), 3 and 4 see
 //            RDMX_ERR_DEVICE on every operation, the others lose 3 and 4
 //            (PEER_LOST); 0, 1 and 2 still exchange; everyone finalizes.
+//   lazyroom - on demand (RDMX_CONNECT=lazy, RDMX_LAZY_PEERS=2), rank 0 on
+//            a device whose SRQ holds two connections' credits (max_srq_wr
+//            150; np 4): rdmx_init starts, 0, 1 and 2 connect and exchange;
+//            then (told through 1) 3 receives from 0 while 0 sends to 3:
+//            that third connection of rank 0 is refused by name (its send
+//            ends in RDMX_ERR_NO_MEMORY, 3's receive in an error within the
+//            connect timeout), and 0, 1 and 2 still exchange afterwards.
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "fault_util.h"
@@ -156,6 +165,45 @@ void t_srqpost(rdmx_context_h ctx, int me, int np) {
                      in[static_cast<size_t>(p * kMsgs + i)]);
 }
 
+void relay(rdmx_context_h ctx, int from, int to) {  // a token from `from` (or none), then on to `to`
+    int v = 0;
+    rdmx_request_h r = nullptr;
+    if (from >= 0) {
+        RT_OK(rdmx_irecv(ctx, &v, 4, from, 11, &r));
+        RT_OK(rt::wait_bounded(&r, 30, "the go-ahead"));
+    }
+    if (to < 0) return;
+    RT_OK(rdmx_isend(ctx, &v, 4, to, 11, &r));
+    RT_OK(rt::wait_bounded(&r, 30, "passing the go-ahead on"));
+}
+
+void t_lazyroom(rdmx_context_h ctx, int me) {
+    // Rank 3 must not take one of rank 0's two places first: it starts only
+    // once 0 has connected to 1 and 2 (0 -> 1 -> 3).
+    if (me <= 2) rt::group_exchange(ctx, me, {0, 1, 2}, 100);
+    if (me == 0) relay(ctx, -1, 1);
+    if (me == 1) relay(ctx, 0, 3);
+    if (me == 3) relay(ctx, 1, -1);
+    if (me == 0) {
+        int v = 0;
+        rdmx_request_h r = nullptr;
+        auto t0 = std::chrono::steady_clock::now();
+        rdmx_status_t st = rdmx_isend(ctx, &v, 4, 3, 9, &r);
+        if (st == RDMX_OK) st = rt::wait_bounded(&r, 30, "a send past the connections the device holds");
+        RT_CHECK(st == RDMX_ERR_NO_MEMORY, "a third connection on a device sized for two: %s", rdmx_strerror(st));
+        std::printf("rank 0: send to 3: %s after %.2f s\n", rdmx_strerror(st), since(t0));
+    }
+    if (me == 3) {
+        int v = 0;
+        rdmx_request_h r = nullptr;
+        rdmx_status_t st = rdmx_irecv(ctx, &v, 4, 0, 9, &r);
+        if (st == RDMX_OK) st = rt::wait_bounded(&r, 30, "a receive from a rank with no room for us");
+        RT_CHECK(st != RDMX_OK, "a receive from rank 0 completed though it has no room for us");
+        std::printf("rank 3: receive from 0: %s\n", rdmx_strerror(st));
+    }
+    if (me <= 2) rt::group_exchange(ctx, me, {0, 1, 2}, 100);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -164,6 +212,11 @@ int main(int argc, char **argv) {
     rdmx_config_t cfg;
     rdmx_config_init(&cfg);
     cfg.peer_timeout = 5.0;
+    if (which == "lazyroom") {
+        cfg.connect_timeout = 5.0;
+        const char *launcher_rank = std::getenv("OMPI_COMM_WORLD_RANK");  // rdmx's own is known after init
+        if (launcher_rank != nullptr && std::strcmp(launcher_rank, "0") == 0) rdmx::vx::limit_device(150, 0);
+    }
     rdmx_context_h ctx = rt::init_or_skip(&cfg);
     int me = rdmx_rank(ctx), np = rdmx_size(ctx);
     RT_CHECK(np >= 3, "needs 3 or more ranks");
@@ -173,6 +226,10 @@ int main(int argc, char **argv) {
         t_async(ctx, me, np, 20.0);
     }
     else if (which == "srqpost") t_srqpost(ctx, me, np);
+    else if (which == "lazyroom") {
+        RT_CHECK(np == 4, "lazyroom needs 4 ranks");
+        t_lazyroom(ctx, me);
+    }
     else RT_CHECK(false, "unknown case %s", which.c_str());
     RT_OK(rdmx_finalize(ctx));
     std::printf("fault %s: rank %d survived OK\n", which.c_str(), me);

@@ -25,7 +25,7 @@ flags=(--allow-run-as-root --oversubscribe --bind-to none --mca btl self,tcp --m
 srq_of() {
   local f="$1" n
   n="$(sed -n 's/.* \([0-9][0-9]*\) receive buffers registered.*/\1/p' "$f" | tail -n 1)"
-  [ -n "$n" ] || n="$(sed -n 's/.*SRQ of [0-9]* x [0-9]* B with \([0-9][0-9]*\) posted.*/\1/p' "$f" | head -n 1)"
+  [ -n "$n" ] || n="$(sed -n 's/.*SRQ of [0-9]* (up to [0-9]*) x [0-9]* B with \([0-9][0-9]*\) posted.*/\1/p' "$f" | head -n 1)"
   echo "${n:-?}"
 }
 
