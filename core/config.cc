@@ -446,8 +446,8 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                        "this host outnumber their CPUs), always, never", &yield, false, YieldMode::kAuto,
                        parse_yield, show_yield);
     const ConnectMode u_mode = u_connect == RDMX_CONNECT_LAZY   ? ConnectMode::kLazy
-                               : u_connect == RDMX_CONNECT_AUTO ? ConnectMode::kAuto
-                                                                : ConnectMode::kMesh;
+                               : u_connect == RDMX_CONNECT_MESH ? ConnectMode::kMesh
+                                                                : ConnectMode::kAuto;
     r.field<ConnectMode>("RDMX_CONNECT", "when rc connections are made: mesh (every pair inside rdmx_init), lazy (on "
                          "first use of a peer), auto (mesh up to 16 ranks, lazy above)", &connect,
                          u_connect != RDMX_CONNECT_DEFAULT, u_mode, parse_connect, show_connect);

@@ -68,7 +68,7 @@ struct Config {
     // rdmx_init; lazy: on first use (a send to a peer, or a receive naming
     // it); auto: mesh up to kConnectAutoMeshMax rc ranks, lazy above.
     enum class ConnectMode : uint8_t { kMesh, kLazy, kAuto };
-    ConnectMode connect = ConnectMode::kMesh;
+    ConnectMode connect = ConnectMode::kAuto;
     // auto's threshold in job ranks (docs/configuration.md: how it was chosen).
     static constexpr int kConnectAutoMeshMax = 16;
     unsigned lazy_peers = kLazyPlanPeers;  // RDMX_LAZY_PEERS: the peers on-demand queues are planned for

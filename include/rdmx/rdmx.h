@@ -110,10 +110,10 @@ typedef enum { RDMX_THREADS_DEFAULT = 0, RDMX_THREADS_MULTIPLE = 1, RDMX_THREADS
  *  argument is checked once). A bad argument is then undefined behaviour. */
 typedef enum { RDMX_CHECK_DEFAULT = 0, RDMX_CHECK_ALL = 1, RDMX_CHECK_HANDLES = 2 } rdmx_check_level_t;
 
-/** When rc connections are made (RDMX_CONNECT=mesh|lazy|auto). `mesh`
- *  (default): every pair inside rdmx_init. `lazy`: on first use of a peer (a
- *  send to it, a receive naming it); a process pays for the peers it talks
- *  to. `auto`: mesh up to 16 ranks, lazy above. Every rank of a job must
+/** When rc connections are made (RDMX_CONNECT=mesh|lazy|auto). `mesh`:
+ *  every pair inside rdmx_init. `lazy`: on first use of a peer (a send to
+ *  it, a receive naming it); a process pays for the peers it talks to.
+ *  `auto` (default): mesh up to 16 ranks, lazy above. Every rank of a job must
  *  resolve to the same mode: rdmx_init fails (INVALID_ARG) naming the peer
  *  that disagrees. */
 typedef enum { RDMX_CONNECT_DEFAULT = 0, RDMX_CONNECT_MESH = 1, RDMX_CONNECT_LAZY = 2, RDMX_CONNECT_AUTO = 3 } rdmx_connect_mode_t;
@@ -157,7 +157,8 @@ RDMX_API void rdmx_config_init(rdmx_config_t *cfg);
 
 /**
  * Create a context: bootstrap (PMIx, the allgather callback, or a singleton),
- * open the device, connect a full mesh of RC queue pairs, start progress.
+ * open the device, connect RC queue pairs (a full mesh here, or each on its
+ * first use: rdmx_connect_mode_t), start progress.
  * Collective over all ranks of the job. On error *ctx_p is NULL and the log
  * names the peer, the address and the CM event that failed. `cfg` (and its
  * strings) is read during the call only; the allgather callback is called

@@ -737,7 +737,7 @@ TEST(ApiStatic, InitAcceptsTheFirstConfigVersion) {
     ASSERT_EQ(rdmx_init(&cfg, &ctx), RDMX_OK);
     char text[8192];
     ASSERT_GT(rdmx_config_text(ctx, text, sizeof(text)), 0);
-    EXPECT_NE(std::strstr(text, "RDMX_CONNECT\tmesh\tdefault"), nullptr) << text;
+    EXPECT_NE(std::strstr(text, "RDMX_CONNECT\tauto\tdefault"), nullptr) << text;
     EXPECT_NE(std::strstr(text, "RDMX_LAZY_PEERS\t64\tdefault"), nullptr) << text;
     EXPECT_EQ(rdmx_finalize(ctx), RDMX_OK);
     cfg.struct_size = sizeof(cfg);  // the whole struct: the bad values are read, and refused

@@ -417,12 +417,17 @@ TEST_F(ConfigLoadTest, SharedMemoryKnobsAreValidated) {
     }
 }
 
-// RDMX_CONNECT: mesh by default; auto is mesh up to the threshold, lazy above.
+// RDMX_CONNECT: auto by default, which is mesh up to the threshold, lazy above.
 TEST_F(ConfigLoadTest, ConnectModeParsesAndDecides) {
     Config c;
     ASSERT_EQ(c.load(nullptr), RDMX_OK);
-    EXPECT_EQ(c.connect, Config::ConnectMode::kMesh);
-    EXPECT_FALSE(c.lazy_connect(100000));
+    EXPECT_EQ(c.connect, Config::ConnectMode::kAuto);
+    EXPECT_FALSE(c.lazy_connect(Config::kConnectAutoMeshMax));
+    EXPECT_TRUE(c.lazy_connect(100000));
+    setenv("RDMX_CONNECT", "mesh", 1);
+    Config m;
+    ASSERT_EQ(m.load(nullptr), RDMX_OK);
+    EXPECT_FALSE(m.lazy_connect(100000));
     setenv("RDMX_CONNECT", "lazy", 1);
     Config l;
     ASSERT_EQ(l.load(nullptr), RDMX_OK);
@@ -480,7 +485,7 @@ TEST_F(ConfigLoadTest, ConnectFieldsOfTheStruct) {
     rdmx_config_init(&u);  // unset: the environment's
     Config e;
     ASSERT_EQ(e.load(&u), RDMX_OK);
-    EXPECT_EQ(e.connect, Config::ConnectMode::kMesh);
+    EXPECT_EQ(e.connect, Config::ConnectMode::kMesh);  // RDMX_CONNECT=mesh above
     EXPECT_EQ(e.lazy_peers, 8u);
     int bad = 7;
     std::memcpy(&u.connect, &bad, sizeof(bad));
