@@ -76,7 +76,7 @@ rdmx_status_t Iface::resize_cq(uint32_t cqe) {
 // The SRQ's ring holds `buffers` (whole chunks, at most the depth), grown
 // by doubling where the device allows; otherwise it was created that deep.
 rdmx_status_t Iface::ensure_srq(uint32_t buffers) {
-    const uint32_t need = std::min(depth_, (buffers + chunk_ - 1) / chunk_ * chunk_);
+    const uint32_t need = whole_chunks(buffers);
     if (need <= srq_wr_) return RDMX_OK;
     const uint32_t want = std::min(depth_, std::max(need, srq_wr_ * 2));
     if (int e = vx::resize_srq(srq_.get(), want)) {
@@ -133,10 +133,9 @@ rdmx_status_t Iface::open(Device &dev, uint32_t depth, size_t buf_size, uint32_t
         return RDMX_ERR_DEVICE;
     }
     cq_.reset(cq);
-    // Whole chunks (add_chunks), at most the depth.
-    const uint32_t first_bufs = std::min(depth_, (first + chunk_ - 1) / chunk_ * chunk_);
-    srq_grows_ = first_bufs < depth_ && (a.device_cap_flags & IBV_DEVICE_SRQ_RESIZE) != 0;
-    srq_wr_ = srq_grows_ ? std::max(first_bufs, 1u) : depth_;
+    const uint32_t first_bufs = whole_chunks(first);
+    const bool grows = first_bufs < depth_ && (a.device_cap_flags & IBV_DEVICE_SRQ_RESIZE) != 0;
+    srq_wr_ = grows ? std::max(first_bufs, 1u) : depth_;
     ibv_srq_init_attr sa{};
     sa.attr.max_wr = srq_wr_;
     sa.attr.max_sge = 1;

@@ -13,6 +13,7 @@
 // with every buffer; connections on demand start with a few and grow as
 // peers connect (RcTransport::make_room).
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -106,13 +107,17 @@ private:
     rdmx_status_t add_chunks(uint32_t buffers);
     rdmx_status_t resize_cq(uint32_t cqe);
     rdmx_status_t ensure_srq(uint32_t buffers);
+    // What add_chunks registers for `buffers`: whole chunks, at most the depth.
+    uint32_t whole_chunks(uint32_t buffers) const {
+        return std::min(depth_, (buffers + chunk_ - 1) / chunk_ * chunk_);
+    }
 
     Device *dev_ = nullptr;
     uint32_t depth_ = 0;
     uint32_t chunk_ = 1;        // buffers registered at a time, one MR each
     uint32_t registered_ = 0;   // buffers registered so far (a whole number of chunks, or the depth)
-    uint32_t srq_wr_ = 0;       // the SRQ's max_wr now: at least registered_, at most depth_
-    bool srq_grows_ = false;    // the device resizes SRQs: the ring follows the buffers
+    uint32_t srq_wr_ = 0;       // the SRQ's max_wr now: at least registered_, at most depth_ (from open, on
+                                // a device that cannot resize SRQs)
     uint32_t cqe_cap_ = 0;
     uint32_t posted_ = 0;     // buffers on the SRQ now
     uint32_t low_water_ = 0;  // fewer than this posted: flush without waiting for a batch

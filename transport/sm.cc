@@ -53,11 +53,15 @@ rdmx_status_t SmTransport::open(const SmParams &p, TransportSink *sink, std::uni
         return RDMX_ERR_INVALID_ARG;
     }
     std::unique_ptr<SmTransport> t(new SmTransport(p, sink));
-    t->p_.local_size_known = p.max_locals != 0;
     if (t->p_.max_locals == 0)
         t->p_.max_locals = static_cast<uint32_t>(p.size) < kDefaultMaxLocals ? static_cast<uint32_t>(p.size)
                                                                                : kDefaultMaxLocals;
     if (rdmx_status_t st = t->create_segment(); st != RDMX_OK) return st;
+    const sm::Layout &l = t->lay_;
+    RDMX_INFO("sm: segment of %.1f MiB: %u rings (%s) of %u slots x %u B, %u staging chunks of %u KiB each",
+              static_cast<double>(l.total) / (1 << 20), l.nrings,
+              p.max_locals != 0 ? "the node's ranks, as the launcher counts them" : "launcher silent: min(job size, 64)",
+              l.nslots, l.slot_size, kStageChunks, l.chunk >> 10);
     if (rdmx_status_t st = t->init_cma(); st != RDMX_OK) return st;
     *out = std::move(t);
     return RDMX_OK;
@@ -113,10 +117,6 @@ rdmx_status_t SmTransport::create_segment() {
     addr_.seg_size = lay_.total;
     addr_.nrings = lay_.nrings;
     addr_.job_key = p_.job_key;
-    RDMX_INFO("sm: segment of %.1f MiB: %u rings (%s) of %u slots x %u B, %u staging chunks of %u KiB each",
-              static_cast<double>(lay_.total) / (1 << 20), lay_.nrings,
-              p_.local_size_known ? "the node's ranks, as the launcher counts them" : "launcher silent: min(job size, 64)",
-              lay_.nslots, lay_.slot_size, kStageChunks, lay_.chunk >> 10);
     return RDMX_OK;
 }
 

@@ -26,7 +26,6 @@ struct SmParams {
     uint32_t slots = 64;              // slots per inbound ring (RDMX_SM_SLOTS)
     uint32_t max_locals = 0;          // rings in our segment: the launcher's local size (up to
                                       // kMaxLocals); 0 (not known): min(size, 64)
-    bool local_size_known = false;    // max_locals came from the launcher (for the log)
     double peer_timeout = 30.0;       // a pipelined copy making no progress this long loses the peer
     SmCma cma = SmCma::kAuto;         // RDMX_SM_CMA
     size_t cma_thresh = 0;            // RDMX_SM_CMA_THRESH: get/put of at least this use CMA (when allowed)
