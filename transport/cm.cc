@@ -454,8 +454,10 @@ void ConnManager::on_transient(Endpoint &ep, const rdma_cm_event *ev) {
                   ep.addr.c_str(), rdma_event_str(ev->event), ev->status);
         return on_disconnected(ep);
     }
-    if (ep.state == ConnState::kAccepting || (!p_.lazy && ep.peer > p_.rank)) {
-        // passive side: the active peer retries with a new request
+    if (ep.state == ConnState::kAccepting || (!p_.lazy && ep.peer < p_.rank)) {
+        // passive side (in the mesh the lower rank dials, retry_due): the
+        // active peer retries with a new request. The active side backs off
+        // below, so a peer that refuses is not redialled in a tight loop.
         bury(ep);
         ep.set_state(ConnState::kIdle);
         return;

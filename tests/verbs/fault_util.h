@@ -36,7 +36,11 @@ inline rdmx_status_t wait_bounded(rdmx_request_h *r, double secs, const char *wh
     auto t0 = Clock::now();
     for (;;) {
         int done = 0;
+        auto t_call = Clock::now();
         rdmx_status_t st = rdmx_test(r, &done, nullptr);
+        // rdmx_test never blocks: a call that did is a bug of its own, and
+        // without this line it would look like a peer that never answered.
+        if (since(t_call) > 2) std::fprintf(stderr, "rank %d: rdmx_test blocked for %.1f s\n", g_rank, since(t_call));
         if (done) return st;
         if (since(t0) >= secs) dump_kernel_stacks();
         RT_CHECK(since(t0) < secs, "%s did not complete within %.0f s", what, secs);
