@@ -23,8 +23,15 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND _rdmx_bt MATCHES "^(RELEASE|RELWITHD
   set(_rdmx_lto_default ON)
 endif()
 option(RDMX_LTO "Link librdmx.so with link-time optimisation (GCC release builds)" ${_rdmx_lto_default})
+# No speculative devirtualization (GCC): the hot entry points are flattened
+# (core/hot.h), and a guessed target inlined under flatten copied the rc
+# transport's code into every one of them (the library's text grew 3.5x).
+set(_rdmx_nodevirt)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  set(_rdmx_nodevirt -fno-devirtualize-speculatively)
+endif()
 foreach(l ${RDMX_LAYERS})
-  target_compile_options(${l} PRIVATE -fno-semantic-interposition)
+  target_compile_options(${l} PRIVATE -fno-semantic-interposition ${_rdmx_nodevirt})
   if(RDMX_LTO)
     target_compile_options(${l} PRIVATE -flto=auto -ffat-lto-objects)
   endif()
@@ -34,7 +41,7 @@ add_library(rdmx SHARED ${_rdmx_objs})
 target_link_libraries(rdmx PRIVATE ${_rdmx_deps})
 target_link_options(rdmx PRIVATE -Wl,-Bsymbolic-functions)
 if(RDMX_LTO)
-  target_link_options(rdmx PRIVATE -flto=auto -fno-semantic-interposition)
+  target_link_options(rdmx PRIVATE -flto=auto -fno-semantic-interposition ${_rdmx_nodevirt})
 endif()
 target_include_directories(rdmx PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)

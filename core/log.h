@@ -37,15 +37,15 @@ constexpr int kLogBurst = 10;
 constexpr uint64_t kLogWindowNs = 5'000'000'000ull;
 void log_flush_suppressed();
 void log_set_rate_limit(int burst, uint64_t window_ns);  // for tests
-[[gnu::cold, gnu::format(printf, 2, 3)]] void log_write(LogLevel lvl, const char *fmt, ...);
+[[gnu::cold, gnu::noinline, gnu::format(printf, 2, 3)]] void log_write(LogLevel lvl, const char *fmt, ...);
 
 // Deferred lines: formatted now, written by log_flush_deferred. For lines
 // found under a lock other threads spin on (the engine lock): a write(2) to a
 // slow or full stderr pipe must not stall them. Up to kLogDeferredLines wait;
 // beyond that they are counted and the count is written with the next flush.
 constexpr int kLogDeferredLines = 16;
-[[gnu::cold, gnu::format(printf, 2, 3)]] void log_defer(LogLevel lvl, const char *fmt, ...);
-[[gnu::cold]] void log_flush_deferred_slow();
+[[gnu::cold, gnu::noinline, gnu::format(printf, 2, 3)]] void log_defer(LogLevel lvl, const char *fmt, ...);
+[[gnu::cold, gnu::noinline]] void log_flush_deferred_slow();
 extern std::atomic<int> g_log_deferred;  // lines (or drops) waiting to be written
 // Call with no lock held; one relaxed load when nothing waits.
 inline void log_flush_deferred() {

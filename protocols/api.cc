@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "core/hot.h"
 #include "core/log.h"
 #include "protocols/api_internal.h"
 #include "protocols/context.h"
@@ -223,6 +224,7 @@ int rdmx_size(rdmx_context_h ctx) {
     return resolve(ctx, &h) ? h.v->size : -1;
 }
 
+RDMX_HOT_ENTRY
 rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const void *buf, size_t len, int dest,
                             int tag, rdmx_request_h *req_p) {
     if (req_p != nullptr) *req_p = nullptr;
@@ -232,6 +234,7 @@ rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const voi
     return guarded("rdmx_isend", [&] { return isend_impl(h, sp, buf, len, dest, tag, req_p, false); });
 }
 
+RDMX_HOT_ENTRY
 rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len, int source, int tag,
                             rdmx_request_h *req_p) {
     if (req_p != nullptr) *req_p = nullptr;
@@ -241,6 +244,7 @@ rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf
     return guarded("rdmx_irecv", [&] { return irecv_impl(h, sp, buf, len, source, tag, req_p); });
 }
 
+RDMX_HOT_ENTRY
 rdmx_status_t rdmx_isend(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag, rdmx_request_h *req_p) {
     return rdmx_isend_in(ctx, RDMX_TAGSPACE_USER, buf, len, dest, tag, req_p);
 }
@@ -253,27 +257,36 @@ rdmx_status_t rdmx_issend(rdmx_context_h ctx, const void *buf, size_t len, int d
     return guarded("rdmx_issend", [&] { return do_isend(h, sp, buf, len, dest, tag, req_p, true); });
 }
 
+RDMX_HOT_ENTRY
 rdmx_status_t rdmx_irecv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_request_h *req_p) {
     return rdmx_irecv_in(ctx, RDMX_TAGSPACE_USER, buf, len, source, tag, req_p);
 }
 
+// A send that did not complete at post (rendezvous, or queued behind
+// others) waits out of line: flattened into rdmx_send, the whole wait would
+// be a second copy of rdmx_wait.
+RDMX_SLOW_PATH static rdmx_status_t wait_send(rdmx_request_h *r) { return rdmx_wait(r, nullptr); }
+
 // Checked once and posted directly: an eager send that completes at post
 // returns without a request or a second entry point.
+RDMX_HOT_ENTRY
 rdmx_status_t rdmx_send(rdmx_context_h ctx, const void *buf, size_t len, int dest, int tag) {
     rdmx_request_h r = nullptr;
     const int sp = RDMX_TAGSPACE_USER;
     Handle h;
     if (rdmx_status_t st = check_p2p("rdmx_send", ctx, &h, sp, buf, len, dest, false, tag, &r)) return st;
     rdmx_status_t st = guarded("rdmx_send", [&] { return isend_impl(h, sp, buf, len, dest, tag, &r, false); });
-    return st != RDMX_OK || r == nullptr ? st : rdmx_wait(&r, nullptr);
+    return st != RDMX_OK || r == nullptr ? st : wait_send(&r);
 }
 
+RDMX_HOT_ENTRY
 rdmx_status_t rdmx_recv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_msg_info_t *info_p) {
     rdmx_request_h r = nullptr;
     rdmx_status_t st = rdmx_irecv(ctx, buf, len, source, tag, &r);
     return st != RDMX_OK ? st : rdmx_wait(&r, info_p);
 }
 
+RDMX_HOT_ENTRY
 rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info_t *info_p) {
     if (req == nullptr) RDMX_BAD_ARG("rdmx_test: req is NULL");
     if (done_p == nullptr) RDMX_BAD_ARG("rdmx_test: done_p is NULL");
@@ -295,6 +308,7 @@ rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info_t *info_
     });
 }
 
+RDMX_HOT_ENTRY
 rdmx_status_t rdmx_wait(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
     if (req == nullptr) RDMX_BAD_ARG("rdmx_wait: req is NULL");
     if (*req == nullptr) return RDMX_OK;

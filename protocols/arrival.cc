@@ -30,6 +30,7 @@ void deliver_eager(Ctx *c, rdmx_request *r, int peer, int tag, const char *data,
 // `d`: an RTS's descriptor as decoded (the bytes may sit in memory the peer
 // can still write: shared memory; they are read once, by the decoder);
 // nullptr for an eager message.
+RDMX_SLOW_PATH
 static bool keep_unexpected(Ctx *c, int peer, const wire::MsgHdr &h, const char *body, const wire::RndvDesc *d,
                             uint64_t token) {
     auto *u = new Unexp;
@@ -77,7 +78,7 @@ void drop_unexpected_of(Ctx *c, int peer) {
                                     [c](UnexpEntry *u) { release_unexp(c, static_cast<Unexp *>(u)); });
 }
 
-static void protocol_violation(Ctx *c, int peer, const char *what) {
+RDMX_SLOW_PATH static void protocol_violation(Ctx *c, int peer, const char *what) {
     RDMX_ERROR("protocol: peer %d (%s) sent a malformed message (%s): closing its connection", peer,
                peer_of(c, peer).t->peer_addr(peer), what);
     fail_peer(c, peer, RDMX_ERR_PROTOCOL, what);
@@ -162,7 +163,10 @@ rdmx_status_t start_recv(Ctx *c, rdmx_request *r) {
 
 // Every arrival from every transport comes here, in per-peer order. A
 // message from a peer the engine has closed for breaking the protocol is
-// dropped (a lost peer's earlier messages are still good).
+// dropped (a lost peer's earlier messages are still good). The transports'
+// upcall for every message: flattened like the API's entry points (the
+// matcher and the completion inline here; see core/hot.h).
+RDMX_HOT_ENTRY
 bool rdmx_context::on_arrival(int peer, const rdmx::wire::MsgHdr &h, const char *buf, uint32_t len, uint64_t token) {
     const rdmx::Peer &p = rdmx::peer_of(this, peer);
     if (p.failed && p.error == RDMX_ERR_PROTOCOL) return false;

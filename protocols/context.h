@@ -11,6 +11,7 @@
 
 #include "core/bootstrap.h"
 #include "core/config.h"
+#include "core/hot.h"
 #include "core/spinlock.h"
 #include "core/tag_match.h"
 #include "core/wire.h"
@@ -205,7 +206,7 @@ void req_free(Ctx *c, rdmx_request *r);
 void req_complete(Ctx *c, rdmx_request *r, rdmx_status_t st);
 constexpr size_t kReqChunk = 256;  // requests per pool chunk
 // Hands the context's request chunks to the process (see req_alloc).
-void req_pool_retire(Ctx *c);
+RDMX_SLOW_PATH void req_pool_retire(Ctx *c);
 // A message became unexpected or a peer was lost: wakes rdmx_probe.
 void note_change(Ctx *c);
 
@@ -215,8 +216,8 @@ void note_change(Ctx *c);
 // payload, so the send is complete). False: nothing was sent; the caller
 // takes the request path (which also reports a lane that failed here).
 bool send_at_post(Ctx *c, int peer, uint8_t space, uint32_t comm, int tag, const void *buf, size_t len);
-rdmx_status_t start_send(Ctx *c, rdmx_request *r);
-void kick_stalled(Ctx *c);
+RDMX_SLOW_PATH rdmx_status_t start_send(Ctx *c, rdmx_request *r);
+RDMX_SLOW_PATH void kick_stalled(Ctx *c);
 // Whether a message of body_len bytes may go to `peer` now (nothing queued
 // ahead of it, room on the lane); post_msg posts it (false: the lane failed).
 bool can_post(Ctx *c, int peer, size_t body_len, unsigned extra = 0);
@@ -229,40 +230,42 @@ void release_unexp(Ctx *c, Unexp *u);
 // Receives into r a message already off the matching queue (u is freed).
 void recv_unexpected(Ctx *c, rdmx_request *r, Unexp *u);
 // A peer that broke the protocol: its unexpected messages are not trusted either.
-void drop_unexpected_of(Ctx *c, int peer);
+RDMX_SLOW_PATH void drop_unexpected_of(Ctx *c, int peer);
 // progress.cc: failures. fail_peer: the engine found the peer broke the
 // protocol or is gone (closes its lane too); the transports report theirs
 // through on_peer_failed.
-void fail_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason);
+RDMX_SLOW_PATH void fail_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason);
 
 // rndv.cc
-rdmx_status_t rndv_send_start(Ctx *c, int peer, rdmx_request *r);
+RDMX_SLOW_PATH rdmx_status_t rndv_send_start(Ctx *c, int peer, rdmx_request *r);
+RDMX_SLOW_PATH
 void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::RndvDesc &d, uint64_t cookie);
-void rndv_on_fin(Ctx *c, int peer, const wire::MsgHdr &h, const wire::FinBody &f);
-void rndv_post_ctrl(Ctx *c, int peer);
-void rndv_drop_ctrl(Ctx *c, int peer);
-void rndv_issue(Ctx *c, int peer);
+RDMX_SLOW_PATH void rndv_on_fin(Ctx *c, int peer, const wire::MsgHdr &h, const wire::FinBody &f);
+RDMX_SLOW_PATH void rndv_post_ctrl(Ctx *c, int peer);
+RDMX_SLOW_PATH void rndv_drop_ctrl(Ctx *c, int peer);
+RDMX_SLOW_PATH void rndv_issue(Ctx *c, int peer);
 // Fails the transfers with `peer`; returns how many requests it completed.
-size_t rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why);
-void rndv_revoke(Ctx *c, int peer, rdmx_request *r);
+RDMX_SLOW_PATH size_t rndv_fail_peer(Ctx *c, int peer, rdmx_status_t why);
+RDMX_SLOW_PATH void rndv_revoke(Ctx *c, int peer, rdmx_request *r);
 // ahead: may go before messages already queued (the one at their head is being sent).
+RDMX_SLOW_PATH
 void rndv_send_ctrl(Ctx *c, int peer, wire::MsgType type, uint64_t length, uint64_t cookie, const void *body,
                     size_t body_len, bool ahead = false);
-void rndv_queue_ctrl(Ctx *c, int peer, const CtrlMsg &m);
-void rndv_move_data(Ctx *c, int peer, rdmx_request *r);
-void rndv_watchdog(Ctx *c);
+RDMX_SLOW_PATH void rndv_queue_ctrl(Ctx *c, int peer, const CtrlMsg &m);
+RDMX_SLOW_PATH void rndv_move_data(Ctx *c, int peer, rdmx_request *r);
+RDMX_SLOW_PATH void rndv_watchdog(Ctx *c);
 // Gives the transport back what it holds for r's transfer, if anything (the
 // check inline: every request completion and free passes here).
-void rndv_release_mem(Ctx *c, rdmx_request *r);
+RDMX_SLOW_PATH void rndv_release_mem(Ctx *c, rdmx_request *r);
 inline void rndv_release(Ctx *c, rdmx_request *r) {
     if (r->mem.reg != nullptr || r->mem.cached != nullptr || r->mem.window >= 0) rndv_release_mem(c, r);
 }
 // rndv_put.cc
-void rndv_put_recv_start(Ctx *c, int peer, rdmx_request *r);
-bool rndv_put_expose_queued(Ctx *c, int peer, uint64_t id);
-void rndv_on_cts(Ctx *c, int peer, const wire::MsgHdr &h, const wire::RndvDesc &d);
-void rndv_put_written(Ctx *c, int peer, rdmx_request *r);
-void rndv_on_put_fin(Ctx *c, int peer, const wire::MsgHdr &h, const wire::FinBody &f);
+RDMX_SLOW_PATH void rndv_put_recv_start(Ctx *c, int peer, rdmx_request *r);
+RDMX_SLOW_PATH bool rndv_put_expose_queued(Ctx *c, int peer, uint64_t id);
+RDMX_SLOW_PATH void rndv_on_cts(Ctx *c, int peer, const wire::MsgHdr &h, const wire::RndvDesc &d);
+RDMX_SLOW_PATH void rndv_put_written(Ctx *c, int peer, rdmx_request *r);
+RDMX_SLOW_PATH void rndv_on_put_fin(Ctx *c, int peer, const wire::MsgHdr &h, const wire::FinBody &f);
 
 // comm.cc
 void comm_init_root(Ctx *c);
@@ -273,9 +276,9 @@ std::vector<CommView *> comm_teardown(Ctx *c);
 // A request of a derived view was freed (engine lock held).
 void comm_req_freed(Ctx *c, CommView *v);
 // A peer's rdmx_abort reached us (arrival.cc): this process ends.
-[[noreturn]] void comm_on_abort(Ctx *c, int peer, int code);
+RDMX_SLOW_PATH [[noreturn]] void comm_on_abort(Ctx *c, int peer, int code);
 // hooks.cc: the progress callbacks, after a pass (lock released).
-void run_hooks_slow(Ctx *c);
+RDMX_SLOW_PATH void run_hooks_slow(Ctx *c);
 inline void run_hooks(Ctx *c) {
     if (c->n_hooks.load(std::memory_order_relaxed) != 0) run_hooks_slow(c);
 }
@@ -327,6 +330,6 @@ struct WaitScope {
 };
 void start_progress_thread(Ctx *c);
 void stop_progress_thread(Ctx *c);
-void notify_waiters(Ctx *c);
+RDMX_SLOW_PATH void notify_waiters(Ctx *c);
 
 }  // namespace rdmx

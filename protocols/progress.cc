@@ -32,14 +32,14 @@ constexpr int kMaxSleepFds = 16;
 
 // Control messages queued for want of room (a bounce buffer any
 // connection's completions return, or a slot on a ring that just drained).
-static void post_waiting_ctrl(Ctx *c) {
+RDMX_SLOW_PATH static void post_waiting_ctrl(Ctx *c) {
     for (size_t i = 0; i < c->peers.size(); ++i)
         if (!c->peers[i].ctrl_q.empty()) rndv_post_ctrl(c, static_cast<int>(i));
 }
 
 // Transfers that ran out of room on their lane (sends filled the queue):
 // no get/put of their own may be in flight to retry them.
-static void issue_waiting(Ctx *c) {
+RDMX_SLOW_PATH static void issue_waiting(Ctx *c) {
     std::vector<int> waiting;
     waiting.swap(c->rma_waiting);
     for (int peer : waiting)
@@ -73,7 +73,7 @@ static size_t fail_requests_of(Ctx *c, int peer, rdmx_status_t why) {
 // is a warning when it cost operations (or broke the protocol); a peer
 // leaving with nothing outstanding (it finished first) is news, not trouble,
 // and while we finalize ourselves it is the normal course.
-static void lose_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason, bool close) {
+RDMX_SLOW_PATH static void lose_peer(Ctx *c, int peer, rdmx_status_t why, const char *reason, bool close) {
     Peer &p = peer_of(c, peer);
     if (p.error == 0) p.error = why;
     const bool first = !p.failed;
@@ -213,7 +213,7 @@ int progress(Ctx *c, bool block_ok) {
 // on their fds: the completion/arrival ones unless `cq` is false, the
 // connection-event ones always, and the wake-up eventfd only for the
 // progress thread (`wake`), whose stop signal it carries.
-static void block_on_fds(Ctx *c, int timeout_ms, bool cq, bool wake) {
+RDMX_SLOW_PATH static void block_on_fds(Ctx *c, int timeout_ms, bool cq, bool wake) {
     if (!c->transport) {
         pollfd wfd{c->wake_fd, POLLIN, 0};
         (void)poll(&wfd, 1, timeout_ms);
@@ -241,7 +241,7 @@ static void block_on_fds(Ctx *c, int timeout_ms, bool cq, bool wake) {
 // completion instead of the progress thread's followed by this thread's);
 // any other waiter sleeps on the condition variable, woken by whoever
 // completes a request while it is registered.
-template <class Done> static void sleep_until(Ctx *c, Done done) {
+template <class Done> RDMX_SLOW_PATH static void sleep_until(Ctx *c, Done done) {
     bool expected = false;
     if (c->cq_waiter.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
         while (!done()) block_on_fds(c, 1, true, false);
@@ -301,7 +301,7 @@ uint64_t next_spin_budget(uint64_t budget, uint64_t asleep_ns, uint64_t floor, u
     return budget;
 }
 
-static void adapt_spin(Ctx *c, uint64_t budget, uint64_t asleep_ns) {
+RDMX_SLOW_PATH static void adapt_spin(Ctx *c, uint64_t budget, uint64_t asleep_ns) {
     const uint64_t next = next_spin_budget(budget, asleep_ns, static_cast<uint64_t>(c->cfg.spin_us) * 1000ull,
                                            static_cast<uint64_t>(c->cfg.spin_max_us) * 1000ull);
     if (next != budget) c->spin_ns.store(next, std::memory_order_relaxed);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hot.h"
 #include "transport/sm_shm.h"
 #include "transport/transport.h"
 
@@ -175,10 +176,10 @@ private:
     rdmx_status_t init_cma();
     Peer *peer_of(int rank);
     const Peer *peer_of(int rank) const;
-    void fail(Peer &pe, rdmx_status_t why, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-    void violation(Peer &pe, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-    void report_failures();
-    void publish_closed(Peer &pe);
+    RDMX_SLOW_PATH void fail(Peer &pe, rdmx_status_t why, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+    RDMX_SLOW_PATH void violation(Peer &pe, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+    RDMX_SLOW_PATH void report_failures();
+    RDMX_SLOW_PATH void publish_closed(Peer &pe);
     bool ring_room(Peer &pe, uint32_t need);
     Post send_msg(Peer &pe, const MsgOut &m, bool ctrl);
     bool post_slot(Peer &pe, sm::SlotKind kind, const void *a, size_t alen, const void *b, size_t blen);
@@ -186,20 +187,21 @@ private:
     int poll_ring(Peer &pe);
     void give_back(Peer &pe, uint64_t slot, bool publish);
     void publish_tail(Peer &pe);
-    void housekeep(Peer &pe, double now);
+    RDMX_SLOW_PATH void housekeep(Peer &pe, double now);
     // RMA (sm_rma.cc)
     bool use_cma(size_t len) const { return cma_enabled() && len >= p_.cma_thresh; }
-    bool cma_copy(Peer &pe, bool put, char *local, uint64_t raddr, size_t len, uint64_t id);
-    void cma_denied(const char *why);
+    RDMX_SLOW_PATH bool cma_copy(Peer &pe, bool put, char *local, uint64_t raddr, size_t len, uint64_t id);
+    RDMX_SLOW_PATH void cma_denied(const char *why);
+    RDMX_SLOW_PATH
     bool queue_pipe(Peer &pe, bool put, char *local, uint64_t raddr, uint32_t key, size_t len, uint64_t id);
-    void serve_request(Peer &pe, const sm::PipeReq &r);
-    int pump_requester(Peer &pe, double now);
+    RDMX_SLOW_PATH void serve_request(Peer &pe, const sm::PipeReq &r);
+    RDMX_SLOW_PATH int pump_requester(Peer &pe, double now);
     bool drain_get(Peer &pe, RmaOp &op, uint32_t total, int *n);
     bool fill_put(Peer &pe, RmaOp &op, uint32_t total, int *n);
-    int pump_served(Peer &pe);
+    RDMX_SLOW_PATH int pump_served(Peer &pe);
     sm::ChunkCtl *chunk_ctl(char *seg, const sm::Layout &l, uint32_t ring, uint32_t c);
     void fail_ops(Peer &pe);
-    int report_done();
+    RDMX_SLOW_PATH int report_done();
     bool pending_work();
 
     SmParams p_;
