@@ -16,6 +16,8 @@ Exit 0 when every step ran; what the page shows is for the checker to say.
 import base64
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -43,7 +45,8 @@ class Browser:
             [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
              "--remote-debugging-pipe", f"--user-data-dir={profile}",
              f"--window-size={VIEWPORT[0]},{VIEWPORT[1]}", "--force-device-scale-factor=0.5", url],
-            preexec_fn=fds, close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            preexec_fn=fds, close_fds=False, start_new_session=True, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
         os.close(to_chrome_r)
         os.close(from_chrome_w)
         self.buf = b""
@@ -122,9 +125,23 @@ class Browser:
         print(f"{step}: {self.eval('location.hash')!r}, focus on "
               f"{self.eval('document.activeElement && document.activeElement.outerHTML.slice(0, 60)')!r}")
 
+    # Chromium's helpers (renderer, network and storage services) share its
+    # process group and write into the profile too: all of them go, and the
+    # profile is removed once the last has exited (removing it while one
+    # still wrote failed the test with ENOTEMPTY).
     def close(self):
-        self.proc.kill()
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         self.proc.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self.proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
 
 
 KEYS = {"ArrowDown": (40, ""), "ArrowLeft": (37, ""), "Enter": (13, "\r"), "Escape": (27, ""), " ": (32, " ")}
@@ -136,7 +153,8 @@ def main(argv):
         return 2
     chromium, page, out, matrix, cell = argv[1:]
     row, col = (int(x) for x in cell.split(","))
-    with tempfile.TemporaryDirectory() as profile:
+    profile = tempfile.mkdtemp(prefix="rdmx-chromium-")
+    try:
         b = Browser(chromium, "file://" + os.path.abspath(page), profile)
         try:
             b.attach()
@@ -153,6 +171,8 @@ def main(argv):
             b.save(out, "space")
         finally:
             b.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
     return 0
 
 
