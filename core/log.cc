@@ -129,9 +129,12 @@ void take_report(const Limiter &l, Site &s, Report *out, int *n) {
 // Whether a line of `fmt` is printed; reports of windows that ended go to out.
 bool admit(LogLevel lvl, const char *fmt, Report (&out)[kLogSites], int *nout) {
     if (lvl > LogLevel::kWarn) return true;  // info and below: what the user asked to see
-    const uint64_t now = mono_ns();
     Limiter &l = limiter();
     std::lock_guard<std::mutex> g(l.mu);
+    // Read under the lock: a time read before it can be older than the
+    // start of a window another thread opened meanwhile, and the unsigned
+    // difference then made that window look ended (a sixth line of five).
+    const uint64_t now = mono_ns();
     Site *mine = nullptr, *free_slot = nullptr;
     for (Site &s : l.sites) {
         const bool ended = now - s.start_ns >= l.window_ns;
