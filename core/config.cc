@@ -301,7 +301,7 @@ static void load_sm(Resolver &r, Config &c) {
                                false, Config::SmCmaMode::kAuto, parse_cma, show_cma);
     r.field<size_t>("RDMX_SM_CMA_THRESH", "sm get/put of at least this many bytes use CMA single copy, smaller ones "
                     "the copy pipeline", &c.sm_cma_thresh, false, Config::kSmCmaThreshDefault, p_size, show_size);
-    r.field<unsigned>("RDMX_SM_SLOTS", "slots per inbound sm ring, 4 .. 4096", &c.sm_slots, false, 0u, p_unsigned,
+    r.field<unsigned>("RDMX_SM_SLOTS", "slots per inbound sm ring, a power of two in 4 .. 4096", &c.sm_slots, false, 0u, p_unsigned,
                       show_unsigned);
 }
 
@@ -457,8 +457,8 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
     load_rndv(r, *this);
     load_sm(r, *this);
     if (r.failed) return RDMX_ERR_INVALID_ARG;
-    if (sm_slots < 4 || sm_slots > 4096) {
-        RDMX_ERROR("config: RDMX_SM_SLOTS=%u must be in [4, 4096]", sm_slots);
+    if (sm_slots < 4 || sm_slots > 4096 || (sm_slots & (sm_slots - 1)) != 0) {
+        RDMX_ERROR("config: RDMX_SM_SLOTS=%u must be a power of two in [4, 4096] (the rings index by mask)", sm_slots);
         return RDMX_ERR_INVALID_ARG;
     }
     if (sq_depth < 4 || sq_depth > 1024 || (sq_depth & (sq_depth - 1)) != 0) {

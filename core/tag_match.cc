@@ -15,16 +15,38 @@ size_t TagMatcher::bucket_of(const MatchBits &b) const {
     return static_cast<size_t>(h) & (kBuckets - 1);
 }
 
+void TagMatcher::file(PostedEntry *e) {
+    if (e->wild) posted_wild_[e->bits.space].push_back(&e->node);
+    else posted_buckets_[bucket_of(e->bits)].push_back(&e->node);
+}
+
 void TagMatcher::post(PostedEntry *e) {
     e->seq = post_seq_++;
     e->wild = e->bits.source == kAnySource || e->bits.tag == kAnyTag;
-    if (e->wild) posted_wild_[e->bits.space].push_back(&e->node);
-    else posted_buckets_[bucket_of(e->bits)].push_back(&e->node);
+    if (solo_ != nullptr) {  // a second receive: the first goes to its bucket, ahead of it
+        List::unlink(&solo_->node);
+        file(solo_);
+        solo_ = nullptr;
+    }
+    if (posted_ == 0) {
+        solo_list_.push_back(&e->node);
+        solo_ = e;
+    } else {
+        file(e);
+    }
     ++posted_;
 }
 
 PostedEntry *TagMatcher::match_arrival(const MatchBits &arrived) {
     if (posted_ == 0) return nullptr;  // no hash for a message nobody waits for yet
+    if (solo_ != nullptr) {  // the only receive posted: no hash, no walk
+        if (!matches(solo_->bits, arrived)) return nullptr;
+        PostedEntry *e = solo_;
+        List::unlink(&e->node);
+        solo_ = nullptr;
+        --posted_;
+        return e;
+    }
     PostedEntry *best = nullptr;
     List &bucket = posted_buckets_[bucket_of(arrived)];
     for (ListNode *n = bucket.first(); n != nullptr; n = bucket.next_of(n)) {
@@ -54,6 +76,7 @@ void TagMatcher::cancel(PostedEntry *e) {
     if (!e->node.linked()) return;
     List::unlink(&e->node);
     --posted_;
+    if (e == solo_) solo_ = nullptr;
 }
 
 void TagMatcher::add_unexpected(UnexpEntry *u) {

@@ -84,6 +84,13 @@ private:
     uint64_t arrival_seq_ = 0;
     size_t posted_ = 0;
     size_t unexpected_ = 0;
+    // A receive posted while none was: kept unhashed in solo_list_ (solo_)
+    // until a second is posted, when it moves to its bucket (ahead of the
+    // second, so order holds). An arrival checks it directly: the
+    // ping-pong case hashes neither at post nor at arrival.
+    List solo_list_;
+    PostedEntry *solo_ = nullptr;
+    void file(PostedEntry *e);
 };
 
 template <typename F>
@@ -95,6 +102,7 @@ void TagMatcher::for_each_posted(F &&f) {
             n = next;
         }
     };
+    walk(solo_list_);
     for (auto &l : posted_buckets_) walk(l);
     for (auto &l : posted_wild_) walk(l);
 }

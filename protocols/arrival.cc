@@ -88,13 +88,16 @@ RDMX_SLOW_PATH static void protocol_violation(Ctx *c, int peer, const char *what
 // true: the engine keeps the buffer (unexpected, held).
 static bool on_message(Ctx *c, int peer, const wire::MsgHdr &h, const char *buf, uint32_t len, uint64_t token) {
     const char *body = buf + sizeof(wire::MsgHdr);
-    switch (static_cast<wire::MsgType>(h.type)) {
-    case wire::MsgType::kEager: {  // the small-message path: nothing decoded beyond the header
+    // The small-message path first, tested alone (not through the switch's
+    // jump table): nothing decoded beyond the header.
+    if (h.type == static_cast<uint8_t>(wire::MsgType::kEager)) [[likely]] {
         PostedEntry *pe = c->matcher.match_arrival({h.space, peer, h.tag, h.comm});
         if (pe == nullptr) return keep_unexpected(c, peer, h, body, nullptr, token);
         deliver_eager(c, static_cast<rdmx_request *>(pe), peer, h.tag, body, h.length);
         return false;
     }
+    switch (static_cast<wire::MsgType>(h.type)) {
+    case wire::MsgType::kEager: return false;  // above
     case wire::MsgType::kRts: {
         wire::RndvDesc d{};
         if (wire::decode_rts(buf, len, h, &d) != wire::DecodeError::kOk) {

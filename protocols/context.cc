@@ -198,6 +198,7 @@ rdmx_status_t connect_sm(Ctx *c, const std::vector<BootRecord> &all) {
     }
     if (rdmx_status_t st = c->sm->connect(locals)) return st;
     c->transports.push_back(c->sm.get());
+    c->sm_lane = c->sm.get();
     RDMX_INFO("sm: %zu ranks on this node share memory%s%s", locals.size(),
               c->sm->cma_enabled() ? "" : "; no CMA: ", c->sm->cma_off_reason());
     return RDMX_OK;
@@ -312,6 +313,8 @@ rdmx_status_t context_init(Ctx *c, const rdmx_config_t *cfg) {
         if ((st = open_lanes(c)) != RDMX_OK) return st;
         c->transport = true;
     }
+    for (Transport *t : c->transports)
+        if (t != c->sm_lane) c->polled.push_back(t);
     set_thread_level(c);
     if (c->transport) start_progress_thread(c);  // a job of one has nothing to poll
     return RDMX_OK;
@@ -412,5 +415,7 @@ rdmx_context::~rdmx_context() {
         delete static_cast<rdmx::Unexp *>(rdmx::container_of<rdmx::UnexpEntry, &rdmx::UnexpEntry::order_node>(n));
     }
     transports.clear();
+    polled.clear();
+    sm_lane = nullptr;
     rc.reset();  // after the requests let go of its registrations
 }

@@ -110,6 +110,10 @@ struct rdmx_context final : rdmx::TransportSink {
     std::unique_ptr<rdmx::SmTransport> sm;
     std::unique_ptr<rdmx::Rc> rc;
     std::vector<rdmx::Transport *> transports;
+    // The progress pass calls sm directly (sm_lane: c->sm once connected and
+    // in `transports`), then the others (`polled`).
+    rdmx::SmTransport *sm_lane = nullptr;
+    std::vector<rdmx::Transport *> polled;
     std::vector<rdmx::Peer> peers;
     size_t eager_limit = 0;
     size_t rndv_thresh = 0;
@@ -258,8 +262,11 @@ RDMX_SLOW_PATH void rndv_watchdog(Ctx *c);
 // check inline: every request completion and free passes here).
 RDMX_SLOW_PATH void rndv_release_mem(Ctx *c, rdmx_request *r);
 inline void rndv_release(Ctx *c, rdmx_request *r) {
-    if (r->mem.reg != nullptr || r->mem.cached != nullptr || r->mem.window >= 0) rndv_release_mem(c, r);
+    if (r->rndv) rndv_release_mem(c, r);
 }
+// Puts a rendezvous request's fields back to their initial values (at free,
+// so the pool holds only requests whose rendezvous fields are clean).
+RDMX_SLOW_PATH void rndv_reset(rdmx_request *r);
 // rndv_put.cc
 RDMX_SLOW_PATH void rndv_put_recv_start(Ctx *c, int peer, rdmx_request *r);
 RDMX_SLOW_PATH bool rndv_put_expose_queued(Ctx *c, int peer, uint64_t id);

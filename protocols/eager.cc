@@ -36,6 +36,7 @@ void req_pool_retire(Ctx *c) {
         for (size_t i = 0; i < kReqChunk; ++i) {
             rdmx_request &r = chunk[i];
             rndv_release(c, &r);   // the transports are still open here
+            rndv_reset(&r);        // the pool's rule: rendezvous fields clean
             r.link = ListNode{};
             r.node = ListNode{};
             r.ctx = nullptr;
@@ -71,13 +72,7 @@ rdmx_request *req_alloc(Ctx *c, ReqKind kind, CommView *comm) {
     r->status = RDMX_OK;
     r->info = {RDMX_ANY_SOURCE, RDMX_ANY_TAG, 0, RDMX_OK};
     r->matched = false;
-    r->cookie = 0;
-    r->rd_issued = r->rd_done = r->copy_len = 0;
-    r->mem = XferMem{};
-    r->exposed = false;
-    r->fin_status = RDMX_OK;
-    r->sq_id = 0;
-    r->sync = false;
+    r->sync = false;  // rendezvous fields: clean in the pool (rndv_reset)
     return r;
 }
 
@@ -88,7 +83,10 @@ void req_free(Ctx *c, rdmx_request *r) {
     }
     r->pooled = true;
     --c->live_reqs;
-    rndv_release(c, r);
+    if (r->rndv) {
+        rndv_release_mem(c, r);
+        rndv_reset(r);
+    }
     if (!r->comm->is_root()) comm_req_freed(c, r->comm);
     r->pool_next = c->free_reqs;
     c->free_reqs = r;
@@ -174,18 +172,22 @@ bool send_at_post(Ctx *c, int peer, uint8_t space, uint32_t comm, int tag, const
     Peer &p = peer_of(c, peer);
     // Queued sends and control messages go first.
     if (p.failed || p.t == nullptr || !p.pending.empty() || !p.ctrl_q.empty()) return false;
-    MsgOut m;
-    m.type = wire::MsgType::kEager;
-    m.space = space;
-    m.comm = comm;
-    m.tag = tag;
-    m.length = len;
-    m.body = buf;
-    m.body_len = len;
+    auto msg = [&] {
+        MsgOut m;
+        m.type = wire::MsgType::kEager;
+        m.space = space;
+        m.comm = comm;
+        m.tag = tag;
+        m.length = len;
+        m.body = buf;
+        m.body_len = len;
+        return m;
+    };
     // sm is a final class: through its own type the call is direct (inlined
-    // under LTO), as in progress_pass.
+    // under LTO), as in progress_pass. Each branch builds its own message:
+    // the inlined one's fields then stay in registers.
     SmTransport *const sm = c->sm.get();
-    const Transport::Post st = p.t == sm ? sm->try_send(peer, m) : p.t->try_send(peer, m);
+    const Transport::Post st = p.t == sm ? sm->try_send(peer, msg()) : p.t->try_send(peer, msg());
     if (st != Transport::Post::kSent) return false;
     // A send to ourselves arrives at once (see post_msg).
     if (p.self) (void)p.t->progress(false);

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "protocols/context.h"
 #include "protocols/placement_glue.h"
+#include "transport/sm_poll.h"
 
 namespace rdmx {
 
@@ -139,11 +140,13 @@ namespace rdmx {
     if (housekeeping) c->housekeeping_ns = fast_ns() + kHousekeepingNs;
     int total = 0;
     // sm is a final class: called through its own type the call is direct
-    // (and inlined under LTO), not through the Transport table.
-    SmTransport *const sm = c->sm.get();
-    for (Transport *t : c->transports) {
+    // (and inlined under LTO), not through the Transport table; and given
+    // the engine itself as its sink (the one it was opened with), each
+    // arrival's on_arrival is direct too (transport/sm_poll.h).
+    if (SmTransport *const sm = c->sm_lane) total += sm->progress_with(*c, housekeeping);
+    for (Transport *t : c->polled) {
         if (t->idle()) continue;  // self with nothing queued
-        total += t == sm ? sm->progress(housekeeping) : t->progress(housekeeping);
+        total += t->progress(housekeeping);
     }
     // Control messages first: transfers under way finish before new work starts.
     if (c->ctrl_waiting > 0) post_waiting_ctrl(c);
@@ -322,7 +325,7 @@ template <class Done> static void wait_until(Ctx *c, Done done) {
     // The clock is first read at the 16th spin, with the start taken as then
     // minus nothing: most waits end in the first passes and never read it.
     uint64_t start = 0, asleep_at = 0;
-    for (unsigned spins = 1; !done(); ++spins) {
+    for (unsigned spins = 1;; ++spins) {  // done() was false above, and nothing has moved since
         if (spinning) {
             if (progress(c, false) == 0 && c->yield_idle) sched_yield();
             if ((spins & 15) == 0) {
@@ -335,6 +338,7 @@ template <class Done> static void wait_until(Ctx *c, Done done) {
         } else {
             sleep_until(c, done);
         }
+        if (done()) break;
     }
     if (asleep_at != 0) adapt_spin(c, spin_ns, fast_ns() - asleep_at);
 }

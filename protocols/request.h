@@ -40,7 +40,11 @@ struct rdmx_request : rdmx::PostedEntry {
     bool matched = false;
     bool blocking_user = false;
     bool sync = false;                // send: rendezvous whatever the size (rdmx_issend)
-    // Rendezvous.
+    // Rendezvous. A request's fields from `cookie` on are in use only once it
+    // goes the rendezvous way (rndv set by rndv_send_start/rndv_recv_start);
+    // they are reset when such a request is freed, so an eager request's
+    // allocation and completion never touch them.
+    bool rndv = false;
     uint64_t cookie = 0;              // send: our transfer id; recv: the sender's
     rdmx::XferMem mem;                // what the peer's transport holds for this transfer
     bool exposed = false;             // mem exposes the buffer to the peer (revoked before completion)

@@ -27,14 +27,29 @@ void unlink_req(rdmx_request *r) {
 
 // Gives back what a finished (or failed) transfer held.
 void rndv_release_mem(Ctx *c, rdmx_request *r) {
+    if (r->mem.reg == nullptr && r->mem.cached == nullptr && r->mem.window < 0) return;
     Peer &p = peer_of(c, r->peer);
     if (p.t != nullptr) p.t->release_mem(r->peer, &r->mem);
     r->exposed = false;
 }
 
+void rndv_reset(rdmx_request *r) {
+    r->rndv = false;
+    r->cookie = 0;
+    r->mem = XferMem{};
+    r->exposed = false;
+    r->fin_status = RDMX_OK;
+    r->put = false;
+    r->xfer_id = 0;
+    r->sq_id = 0;
+    r->remote = {};
+    r->rd_issued = r->rd_done = r->copy_len = 0;
+}
+
 // ---- sender --------------------------------------------------------------
 
 rdmx_status_t rndv_send_start(Ctx *c, int peer, rdmx_request *r) {
+    r->rndv = true;
     Transport *t = peer_of(c, peer).t;
     // Put exposes nothing: the receiver answers with a CTS naming its buffer.
     r->put = t->prefer_put();
@@ -162,6 +177,7 @@ static void finish_recv(Ctx *c, rdmx_request *r, rdmx_status_t st) {
 }
 
 void rndv_recv_start(Ctx *c, rdmx_request *r, int peer, int tag, const wire::RndvDesc &d, uint64_t cookie) {
+    r->rndv = true;
     r->matched = true;
     r->peer = peer;
     r->remote = d;

@@ -1,5 +1,6 @@
 // The sm transport: segment, rings, liveness, sleeping (RMA in sm_rma.cc).
 #include "transport/sm.h"
+#include "transport/sm_poll.h"
 
 #include <fcntl.h>
 #include <sys/eventfd.h>
@@ -24,7 +25,6 @@ using namespace rdmx::sm;
 namespace {
 
 constexpr uint32_t kDefaultMaxLocals = 64;
-constexpr int kPollBudget = 64;           // slots one ring may deliver per progress pass
 constexpr unsigned kMemfdSeals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
 
 int sys_pidfd_open(pid_t pid) { return static_cast<int>(syscall(SYS_pidfd_open, pid, 0)); }
@@ -36,14 +36,14 @@ int open_proc_fd(uint32_t pid, int fd, int flags) {
     return ::open(path, flags | O_CLOEXEC);
 }
 
-uint64_t token_of(uint32_t peer_index, uint64_t slot) { return (uint64_t{peer_index} << 48) | (slot & ((uint64_t{1} << 48) - 1)); }
 
 }  // namespace
 
 rdmx_status_t SmTransport::open(const SmParams &p, TransportSink *sink, std::unique_ptr<SmTransport> *out) {
     if (sink == nullptr || out == nullptr || p.rank < 0 || p.size <= 0 || p.rank >= p.size || p.slots < kMinSlots ||
-        p.slots > kMaxSlots || p.eager_limit > (1u << 20)) {
-        RDMX_ERROR("sm: open: bad parameters (rank %d of %d, %u slots per ring: need %u..%u, eager limit %zu)", p.rank,
+        p.slots > kMaxSlots || (p.slots & (p.slots - 1)) != 0 || p.eager_limit > (1u << 20)) {
+        RDMX_ERROR("sm: open: bad parameters (rank %d of %d, %u slots per ring: need a power of two in %u..%u, eager "
+                   "limit %zu)", p.rank,
                    p.size, p.slots, kMinSlots, kMaxSlots, p.eager_limit);
         return RDMX_ERR_INVALID_ARG;
     }
@@ -322,16 +322,12 @@ bool SmTransport::can_send(int peer, size_t body_len, bool ctrl, unsigned extra)
 }
 
 bool SmTransport::post_slot(Peer &pe, SlotKind kind, const void *a, size_t alen, const void *b, size_t blen) {
-    char *slot = pe.out_slots + (pe.out_head % pe.lay.nslots) * pe.lay.slot_size;
-    SlotHdr sh{static_cast<uint32_t>(alen + blen), static_cast<uint32_t>(kind), 0};
+    char *slot = next_slot(pe);
+    const SlotHdr sh{static_cast<uint32_t>(alen + blen), static_cast<uint32_t>(kind), 0};
     std::memcpy(slot, &sh, sizeof(sh));
-    // A message's header has a fixed size: copied inline, not through libc.
-    if (alen == sizeof(wire::MsgHdr)) std::memcpy(slot + sizeof(sh), a, sizeof(wire::MsgHdr));
-    else std::memcpy(slot + sizeof(sh), a, alen);
+    std::memcpy(slot + sizeof(sh), a, alen);
     copy_bytes(slot + sizeof(sh) + alen, b, blen);
-    ++pe.out_head;
-    pe.out_ring->head.store(pe.out_head, std::memory_order_release);
-    wake(pe);
+    publish_slot(pe);
     return true;
 }
 
@@ -381,17 +377,28 @@ Transport::Post SmTransport::send_msg(Peer &pe, const MsgOut &m, bool ctrl) {
         return Post::kFailed;
     }
     if (m.body_len > p_.eager_limit || !ring_room(pe, ctrl ? 1 : 2)) return Post::kNoRoom;
-    wire::MsgHdr h{};
-    h.version = static_cast<uint8_t>(wire::kVersion);
-    h.type = static_cast<uint8_t>(m.type);
-    h.space = m.space;
-    h.tag = m.tag;
-    h.credits = 0;
-    h.seq = pe.send_seq++;
-    h.length = m.length;
-    h.cookie = m.cookie;
-    h.comm = m.comm;
-    post_slot(pe, SlotKind::kMsg, &h, sizeof(h), m.body, m.body_len);
+    // Both headers are written field by field straight into the slot (raw
+    // shared memory, line-aligned): built on the stack and copied, GCC made
+    // them a `rep stos` and a `rep movs`, slow to start for 40 bytes.
+    char *slot = next_slot(pe);
+    auto *sh = reinterpret_cast<SlotHdr *>(slot);
+    sh->len = static_cast<uint32_t>(sizeof(wire::MsgHdr) + m.body_len);
+    sh->kind = static_cast<uint32_t>(SlotKind::kMsg);
+    sh->reserved = 0;
+    auto *h = reinterpret_cast<wire::MsgHdr *>(slot + sizeof(SlotHdr));
+    h->version = static_cast<uint8_t>(wire::kVersion);
+    h->type = static_cast<uint8_t>(m.type);
+    h->space = m.space;
+    h->flags = 0;
+    h->tag = m.tag;
+    h->credits = 0;
+    h->seq = pe.send_seq++;
+    h->length = m.length;
+    h->cookie = m.cookie;
+    h->comm = m.comm;
+    h->reserved = 0;
+    copy_bytes(slot + sizeof(SlotHdr) + sizeof(wire::MsgHdr), m.body, m.body_len);
+    publish_slot(pe);
     return Post::kSent;
 }
 
@@ -399,8 +406,9 @@ Transport::Post SmTransport::send_msg(Peer &pe, const MsgOut &m, bool ctrl) {
 // is published (and a sleeping sender woken) by publish_tail, once per
 // progress pass for slots given back during delivery.
 void SmTransport::give_back(Peer &pe, uint64_t slot, bool publish) {
-    pe.held[slot % lay_.nslots] = 0;
-    while (pe.in_tail < pe.in_next && pe.held[pe.in_tail % lay_.nslots] == 0) ++pe.in_tail;
+    pe.held[slot & lay_.slot_mask] = 0;
+    if (slot == pe.in_tail && slot + 1 == pe.in_next) pe.in_tail = pe.in_next;  // in order, none held: the usual case
+    while (pe.in_tail < pe.in_next && pe.held[pe.in_tail & lay_.slot_mask] == 0) ++pe.in_tail;
     if (publish) publish_tail(pe);
 }
 
@@ -420,62 +428,12 @@ void SmTransport::release(int peer, uint64_t token) {
     // Tokens carry the slot count modulo 2^48: rebuild it within [tail, next).
     const uint64_t low = token & ((uint64_t{1} << 48) - 1);
     const uint64_t slot = (pe->in_next & ~((uint64_t{1} << 48) - 1)) | low;
-    if (slot < pe->in_tail || slot >= pe->in_next || pe->held[slot % lay_.nslots] == 0) {
+    if (slot < pe->in_tail || slot >= pe->in_next || pe->held[slot & lay_.slot_mask] == 0) {
         RDMX_WARN("sm: release of slot %llu from rank %d that is not held (ignored)",
                   static_cast<unsigned long long>(slot), peer);
         return;
     }
     give_back(*pe, slot, true);
-}
-
-// Delivers what the peer published in its ring to us, in order. Every value
-// read from the ring is read once, checked, then used.
-int SmTransport::poll_ring(Peer &pe) {
-    const uint64_t head = pe.in_ring->head.load(std::memory_order_acquire);
-    if (head == pe.in_next) return 0;
-    if (head < pe.in_next || head - pe.in_tail > lay_.nslots) {
-        violation(pe, "ring head %llu outside [%llu, %llu]", static_cast<unsigned long long>(head),
-                  static_cast<unsigned long long>(pe.in_next),
-                  static_cast<unsigned long long>(pe.in_tail + lay_.nslots));
-        return 0;
-    }
-    pe.in_seen = head;
-    int n = 0;
-    while (pe.in_next < head && n < kPollBudget && pe.state == PeerState::kUp) {
-        const uint64_t slot = pe.in_next;
-        const char *s = pe.in_slots + (slot % lay_.nslots) * lay_.slot_size;
-        SlotHdr sh;
-        if (ShmError e = decode_slot(s, lay_.slot_size, &sh); e != ShmError::kOk) {
-            violation(pe, "slot %llu: %s", static_cast<unsigned long long>(slot), shm_error_name(e));
-            return n;
-        }
-        const char *body = s + sizeof(SlotHdr);
-        pe.held[slot % lay_.nslots] = 1;
-        ++pe.in_next;
-        ++n;
-        if (static_cast<SlotKind>(sh.kind) == SlotKind::kPipeReq) {
-            PipeReq r;
-            if (ShmError e = decode_pipe_req(body, sh.len, p_.rma_chunk, &r); e != ShmError::kOk)
-                violation(pe, "pipelined request: %s", shm_error_name(e));
-            else
-                serve_request(pe, r);
-            give_back(pe, slot, false);
-            continue;
-        }
-        wire::MsgHdr h;
-        if (wire::DecodeError e = wire::decode_msg(body, sh.len, p_.eager_limit, &h); e != wire::DecodeError::kOk) {
-            violation(pe, "message in slot %llu: %s", static_cast<unsigned long long>(slot), wire::decode_error_name(e));
-            return n;
-        }
-        if (h.seq != pe.recv_seq) {
-            violation(pe, "message sequence %u, expected %u", h.seq, pe.recv_seq);
-            return n;
-        }
-        ++pe.recv_seq;
-        if (!sink_->on_arrival(pe.rank, h, body, sh.len, token_of(pe.idx, slot))) give_back(pe, slot, false);
-    }
-    publish_tail(pe);
-    return n;
 }
 
 // ---- progress, liveness --------------------------------------------------------
@@ -488,7 +446,7 @@ void SmTransport::housekeep(Peer &pe, double now) {
     auto *closed = reinterpret_cast<SegClosed *>(pe.seg + sizeof(SegInfo) + sizeof(SegLive));
     const bool exited = ::poll(&pf, 1, 0) > 0;
     if (exited || closed->closed[my_idx_].load(std::memory_order_acquire) != 0) {
-        while (pe.state == PeerState::kUp && poll_ring(pe) > 0) {
+        while (pe.state == PeerState::kUp && poll_ring(pe, *sink_) > 0) {
         }
         if (pe.state == PeerState::kUp)
             fail(pe, RDMX_ERR_PEER_LOST, exited ? "process exited" : "peer closed its connection to us");
@@ -505,23 +463,7 @@ void SmTransport::housekeep(Peer &pe, double now) {
     }
 }
 
-// The copy pumps and the completion report are called only when they have
-// work (tested here, inline): an idle or small-message pass costs the ring
-// polls alone.
-int SmTransport::progress(bool housekeeping) {
-    int n = done_.empty() ? 0 : report_done();
-    const double now = housekeeping ? static_cast<double>(now_ns()) * 1e-9 : 0;
-    for (Peer &pe : peers_) {
-        if (pe.state != PeerState::kUp) continue;
-        n += poll_ring(pe);
-        if (pe.served.active && pe.state == PeerState::kUp) n += pump_served(pe);
-        if (!pe.ops.empty() && pe.state == PeerState::kUp) n += pump_requester(pe, now);
-        if (housekeeping && pe.state == PeerState::kUp) housekeep(pe, now);
-    }
-    if (failures_pending_) report_failures();
-    if (!done_.empty()) n += report_done();
-    return n;
-}
+int SmTransport::progress(bool housekeeping) { return progress_with(*sink_, housekeeping); }
 
 bool SmTransport::pending_work() {
     if (!done_.empty() || failures_pending_) return true;

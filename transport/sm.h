@@ -88,6 +88,10 @@ public:
              uint64_t id) override;
 
     int progress(bool housekeeping) override;
+    // progress() with the sink's type known: the engine passes itself (a
+    // final class), so on_arrival is a direct call it can inline. `sink` is
+    // the one this transport was opened with. Defined in transport/sm_poll.h.
+    template <class Sink> int progress_with(Sink &sink, bool housekeeping);
     bool arm() override;
     int fds(pollfd *out, int max, bool data) override;
     void after_sleep() override;
@@ -183,8 +187,16 @@ private:
     bool ring_room(Peer &pe, uint32_t need);
     Post send_msg(Peer &pe, const MsgOut &m, bool ctrl);
     bool post_slot(Peer &pe, sm::SlotKind kind, const void *a, size_t alen, const void *b, size_t blen);
+    // The slot at our head in the peer's ring (room checked by the caller),
+    // and its publication once written: the head's release store, then a
+    // wake-up if the peer sleeps.
+    char *next_slot(Peer &pe) { return pe.out_slots + (pe.out_head & pe.lay.slot_mask) * pe.lay.slot_size; }
+    void publish_slot(Peer &pe) {
+        pe.out_ring->head.store(++pe.out_head, std::memory_order_release);
+        wake(pe);
+    }
     void wake(Peer &pe);
-    int poll_ring(Peer &pe);
+    template <class Sink> int poll_ring(Peer &pe, Sink &sink);
     void give_back(Peer &pe, uint64_t slot, bool publish);
     void publish_tail(Peer &pe);
     RDMX_SLOW_PATH void housekeep(Peer &pe, double now);

@@ -32,12 +32,14 @@ uint32_t slot_size_for(size_t eager_limit) {
 }
 
 bool make_layout(uint32_t nrings, uint32_t nslots, uint32_t slot_size, uint32_t chunk, Layout *out) {
-    if (nrings == 0 || nrings > kMaxLocals || nslots < kMinSlots || nslots > kMaxSlots) return false;
+    if (nrings == 0 || nrings > kMaxLocals || nslots < kMinSlots || nslots > kMaxSlots || (nslots & (nslots - 1)) != 0)
+        return false;
     if (slot_size < round_line(sizeof(SlotHdr) + sizeof(PipeReq)) || slot_size % kLine != 0) return false;
     if (slot_size > (2u << 20) || chunk < kMinChunk || chunk > kMaxChunk || chunk % kLine != 0) return false;
     Layout l;
     l.nrings = nrings;
     l.nslots = nslots;
+    l.slot_mask = nslots - 1;
     l.slot_size = slot_size;
     l.chunk = chunk;
     l.ring_off = round_line(kHeadBytes);

@@ -28,7 +28,7 @@ constexpr size_t kLine = 64;
 constexpr uint32_t kMaxLocals = 256;        // closed[] entries; local ranks per node
 constexpr uint32_t kStageChunks = 4;        // pipelined copy: chunks in flight per pair
 constexpr uint32_t kMinSlots = 4;
-constexpr uint32_t kMaxSlots = 4096;
+constexpr uint32_t kMaxSlots = 4096;          // and a power of two between
 constexpr uint32_t kMinChunk = 4096;
 constexpr uint32_t kMaxChunk = 16u << 20;
 
@@ -40,7 +40,7 @@ struct SegInfo {            // written once by the owner before anyone maps it
     uint32_t owner_rank;
     uint32_t owner_pid;
     uint32_t nrings;        // local senders this segment can serve
-    uint32_t nslots;        // slots per ring
+    uint32_t nslots;        // slots per ring, a power of two
     uint32_t slot_size;     // bytes per slot (SlotHdr + MsgHdr + eager limit, line-rounded)
     uint32_t chunk;         // staging chunk bytes
     uint64_t total_size;    // bytes of the whole segment
@@ -97,6 +97,7 @@ static_assert(sizeof(ChunkCtl) == kLine);
 // every rank: a peer's header is checked against it).
 struct Layout {
     uint32_t nrings = 0, nslots = 0, slot_size = 0, chunk = 0;
+    uint32_t slot_mask = 0;  // nslots - 1: nslots is a power of two, so a ring indexes by mask, not division
     uint64_t ring_off = 0, ring_stride = 0, stage_off = 0, stage_stride = 0, total = 0;
 };
 uint32_t slot_size_for(size_t eager_limit);

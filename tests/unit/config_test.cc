@@ -407,7 +407,7 @@ TEST_F(ConfigLoadTest, SharedMemoryKnobsAreValidated) {
     for (auto [var, bad] : {std::pair{"RDMX_TRANSPORTS", "sm,ud"}, std::pair{"RDMX_TRANSPORTS", "sm,sm"},
                             std::pair{"RDMX_TRANSPORTS", "sm,"}, std::pair{"RDMX_SM_CMA", "yes"},
                             std::pair{"RDMX_SM_CMA_THRESH", "big"}, std::pair{"RDMX_SM_SLOTS", "2"},
-                            std::pair{"RDMX_SM_SLOTS", "8192"}}) {
+                            std::pair{"RDMX_SM_SLOTS", "8192"}, std::pair{"RDMX_SM_SLOTS", "48"}}) {
         const char *old = std::getenv(var);
         const std::string keep = old ? old : "";
         setenv(var, bad, 1);

@@ -61,6 +61,18 @@ void send_all_sizes(Ctx &c, size_t limit) {
 
 // Two senders, every eager size: each pair's messages arrive in its order,
 // byte-exact, with seq numbering per pair.
+// The rings index by mask: a layout takes slot counts that are powers of
+// two only (a peer's header naming another is refused like any bad field).
+TEST(SmLayout, SlotCountIsAPowerOfTwo) {
+    sm::Layout l;
+    ASSERT_TRUE(sm::make_layout(2, 64, 256, sm::kMinChunk, &l));
+    EXPECT_EQ(l.slot_mask, 63u);
+    ASSERT_TRUE(sm::make_layout(2, sm::kMinSlots, 256, sm::kMinChunk, &l));
+    EXPECT_EQ(l.slot_mask, sm::kMinSlots - 1);
+    for (uint32_t bad : {48u, 65u, 3u, sm::kMaxSlots * 2, sm::kMaxSlots - 1})
+        EXPECT_FALSE(sm::make_layout(2, bad, 256, sm::kMinChunk, &l)) << bad << " slots";
+}
+
 TEST(SmTransport, OrderedDeliveryOfEverySize) {
     constexpr size_t kLimit = 4096;
     auto r = run_job(3, [](Ctx &c) {

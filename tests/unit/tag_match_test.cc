@@ -138,6 +138,36 @@ TEST_F(TagMatchTest, IdenticalReceivesMatchInPostOrder) {
     for (int i = 0; i < 5; ++i) EXPECT_EQ(match(0, 4, 4), i);
 }
 
+// A receive posted alone is kept out of the hash until a second one is
+// posted; it must then still win over it, match after a cancel of the other,
+// and be found by for_each_posted and cancel while alone.
+TEST_F(TagMatchTest, LoneReceiveKeepsItsPlaceWhenOthersArrive) {
+    post(0, 1, 5, 1);
+    EXPECT_EQ(match(0, 1, 6), -1);  // checked directly: no match, still posted
+    EXPECT_EQ(m->posted_count(), 1u);
+    post(0, kAnySource, 5, 2);       // newer wildcard: the lone one is filed ahead of it
+    EXPECT_EQ(match(0, 1, 5), 1);
+    EXPECT_EQ(match(0, 1, 5), 2);
+    Recv *a = post(0, 2, 7, 3);
+    Recv *b = post(0, 2, 7, 4);
+    m->cancel(b);
+    EXPECT_EQ(match(0, 2, 7), 3);    // the older survivor, filed in its bucket
+    EXPECT_EQ(m->posted_count(), 0u);
+    (void)a;
+    Recv *c = post(1, 3, 8, 5);
+    int seen = 0;
+    m->for_each_posted([&](PostedEntry *e) {
+        ++seen;
+        EXPECT_EQ(e, c);
+    });
+    EXPECT_EQ(seen, 1);
+    m->cancel(c);
+    EXPECT_EQ(m->posted_count(), 0u);
+    EXPECT_EQ(match(1, 3, 8), -1);
+    post(1, 3, 8, 6);                // alone again after a cancel of the lone one
+    EXPECT_EQ(match(1, 3, 8), 6);
+}
+
 TEST_F(TagMatchTest, UnexpectedKeepArrivalOrderPerSender) {
     arrive(0, 1, 5, 1);
     arrive(0, 2, 5, 2);
