@@ -237,11 +237,17 @@ rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const voi
 RDMX_HOT_ENTRY
 rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len, int source, int tag,
                             rdmx_request_h *req_p) {
-    if (req_p != nullptr) *req_p = nullptr;
     const int sp = rdmx::raw_enum(space);
     Handle h;
-    if (rdmx_status_t st = check_p2p("rdmx_irecv", ctx, &h, sp, buf, len, source, true, tag, req_p)) return st;
-    return guarded("rdmx_irecv", [&] { return irecv_impl(h, sp, buf, len, source, tag, req_p); });
+    if (rdmx_status_t st = check_p2p("rdmx_irecv", ctx, &h, sp, buf, len, source, true, tag, req_p)) {
+        if (req_p != nullptr) *req_p = nullptr;
+        return st;
+    }
+    // *req_p is stored once the request exists; only its allocation can
+    // fail before that (no store on the way in: a posted receive is one).
+    const rdmx_status_t st = guarded("rdmx_irecv", [&] { return irecv_impl(h, sp, buf, len, source, tag, req_p); });
+    if (st != RDMX_OK) *req_p = nullptr;
+    return st;
 }
 
 RDMX_HOT_ENTRY
@@ -295,28 +301,30 @@ rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info_t *info_
         *done_p = 1;
         return RDMX_OK;
     }
-    std::optional<Pin> pin;
-    if (rdmx_status_t st = check_req("rdmx_test", *req, &pin)) return st;
+    rdmx_request *const r = *req;  // read once: the application's pointer may alias anything we store
+    Pin pin;
+    if (rdmx_status_t st = check_req("rdmx_test", r, &pin)) return st;
     return guarded("rdmx_test", [&] {
-        if ((*req)->done.load(std::memory_order_acquire) == 0) {
-            rdmx::note_app_call((*req)->ctx);
-            rdmx::progress((*req)->ctx, false);
+        if (r->done.load(std::memory_order_acquire) == 0) {
+            rdmx::note_app_call(r->ctx);
+            rdmx::progress(r->ctx, false);
         }
-        if ((*req)->done.load(std::memory_order_acquire) == 0) return RDMX_INPROGRESS;
+        if (r->done.load(std::memory_order_acquire) == 0) return RDMX_INPROGRESS;
         *done_p = 1;
-        return finish(req, info_p);
+        return finish(r, req, info_p);
     });
 }
 
 RDMX_HOT_ENTRY
 rdmx_status_t rdmx_wait(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
     if (req == nullptr) RDMX_BAD_ARG("rdmx_wait: req is NULL");
-    if (*req == nullptr) return RDMX_OK;
-    std::optional<Pin> pin;
-    if (rdmx_status_t st = check_req("rdmx_wait", *req, &pin)) return st;
+    rdmx_request *const r = *req;  // read once: the application's pointer may alias anything we store
+    if (r == nullptr) return RDMX_OK;
+    Pin pin;
+    if (rdmx_status_t st = check_req("rdmx_wait", r, &pin)) return st;
     return guarded("rdmx_wait", [&] {
-        rdmx::wait_request((*req)->ctx, *req);
-        return finish(req, info_p);
+        rdmx::wait_request(r->ctx, r);
+        return finish(r, req, info_p);
     });
 }
 
@@ -334,7 +342,7 @@ rdmx_status_t rdmx_waitall(size_t n, rdmx_request_h reqs[], rdmx_msg_info_t info
     // One wait scope across the whole array (all of one context, the usual
     // case): the progress thread stays asleep between the individual waits.
     // An invalid handle gets no scope; its own wait below reports it.
-    std::optional<Pin> pin;
+    Pin pin;
     std::optional<rdmx::WaitScope> scope;
     for (size_t i = 0; i < n && !scope; ++i) {
         if (reqs[i] == nullptr) continue;
@@ -384,7 +392,7 @@ rdmx_status_t rdmx_waitany(size_t n, rdmx_request_h reqs[], size_t *index_p, rdm
 
 rdmx_status_t rdmx_cancel(rdmx_request_h req) {
     if (req == nullptr) return RDMX_OK;  // finished (a send completed at post): nothing to cancel
-    std::optional<Pin> pin;
+    Pin pin;
     if (rdmx_status_t st = check_req("rdmx_cancel", req, &pin)) return st;
     Ctx *c = req->ctx;
     std::lock_guard<rdmx::SpinLock> g(c->lock);

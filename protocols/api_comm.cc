@@ -215,7 +215,7 @@ rdmx_status_t rdmx_greq_start(rdmx_context_h ctx, rdmx_request_h *req_p) {
 
 rdmx_status_t rdmx_greq_complete(rdmx_request_h req, rdmx_status_t status) {
     if (req == nullptr) RDMX_BAD_ARG("rdmx_greq_complete: req is NULL");
-    std::optional<Pin> pin;
+    Pin pin;
     if (rdmx_status_t st = check_req("rdmx_greq_complete", req, &pin)) return st;
     if (req->kind != ReqKind::kGreq) RDMX_BAD_ARG("rdmx_greq_complete: request %p is not a generalized request", (void *)req);
     Ctx *c = req->ctx;

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstring>
 #include <new>
-#include <optional>
 
 #include "core/log.h"
 #include "protocols/comm.h"
@@ -69,11 +68,13 @@ inline LiveSlot g_live[kMaxLive];
 
 inline uintptr_t addr_of(const Ctx *c) { return reinterpret_cast<uintptr_t>(c); }
 
-// The slot whose word is exactly `want` (loads only: the common case of one
-// context finds it in the first slot).
+// The slot whose word is exactly `want` (loads only). The common case of
+// one context finds it in the first slot, tested before the loop: three
+// instructions on every call instead of the loop's set-up.
 inline LiveSlot *find_slot(uintptr_t want) {
-    for (LiveSlot &s : g_live)
-        if (s.word.load(std::memory_order_acquire) == want) return &s;
+    if (g_live[0].word.load(std::memory_order_acquire) == want) [[likely]] return &g_live[0];
+    for (size_t i = 1; i < kMaxLive; ++i)
+        if (g_live[i].word.load(std::memory_order_acquire) == want) return &g_live[i];
     return nullptr;
 }
 
@@ -94,15 +95,21 @@ inline bool register_live(Ctx *c) {
 // both sides: either the pin sees kClosing, or finalize sees the pin.
 class Pin {
 public:
-    explicit Pin(const Ctx *c) : slot_(c != nullptr ? find_slot(addr_of(c)) : nullptr) {
-        if (slot_ == nullptr) return;
+    Pin() = default;
+    explicit Pin(const Ctx *c) { (void)acquire(c); }
+    // Pins c (letting go of what was pinned before); false: c is not live.
+    bool acquire(const Ctx *c) {
+        release();
+        slot_ = c != nullptr ? find_slot(addr_of(c)) : nullptr;
+        if (slot_ == nullptr) return false;
         live_ = true;
         if (slot_->unpinned.load(std::memory_order_relaxed)) {  // RDMX_THREADS=single: found live is enough
             slot_ = nullptr;
-            return;
+            return true;
         }
         slot_->users.fetch_add(1, std::memory_order_seq_cst);
         if (slot_->word.load(std::memory_order_seq_cst) != addr_of(c)) release();
+        return live_;
     }
     ~Pin() { release(); }
     Pin(const Pin &) = delete;
@@ -115,7 +122,7 @@ private:
         slot_ = nullptr;
         live_ = false;
     }
-    LiveSlot *slot_;
+    LiveSlot *slot_ = nullptr;
     bool live_ = false;
 };
 
@@ -123,9 +130,9 @@ private:
 // their context, see req_pool_retire), so reading it is safe; its context
 // must be live and pinned before anything else is read, and the request
 // must not be back in the pool (a second wait on a copy of the handle).
-inline rdmx_status_t check_req(const char *fn, rdmx_request *r, std::optional<Pin> *pin) {
+inline rdmx_status_t check_req(const char *fn, rdmx_request *r, Pin *pin) {
     Ctx *c = r->ctx;
-    if (c == nullptr || !pin->emplace(c) || r->ctx != c)
+    if (c == nullptr || !pin->acquire(c) || r->ctx != c)
         RDMX_BAD_ARG("%s: request %p belongs to no live context (its context was finalized)", fn, (void *)r);
     if (r->pooled)
         RDMX_BAD_ARG("%s: request %p was already completed and freed (a second test/wait on a copy of the handle?)",
@@ -176,7 +183,8 @@ inline rdmx_status_t check_handle(const char *fn, rdmx_context_h h, Handle *out)
 // A peer argument of a communicator's point-to-point call, checked.
 inline rdmx_status_t check_peer(const char *fn, const Handle &h, int peer, bool any_ok) {
     if (peer == RDMX_PROC_NULL) return RDMX_OK;
-    if (peer >= h.v->size || peer < (any_ok ? RDMX_ANY_SOURCE : 0))
+    const int lo = any_ok ? RDMX_ANY_SOURCE : 0;  // one unsigned compare for [lo, size)
+    if (static_cast<unsigned>(peer) - static_cast<unsigned>(lo) >= static_cast<unsigned>(h.v->size) - static_cast<unsigned>(lo))
         RDMX_BAD_ARG("%s: rank %d out of range [0, %d)%s or RDMX_PROC_NULL", fn, peer, h.v->size,
                      any_ok ? ", RDMX_ANY_SOURCE" : "");
     return RDMX_OK;
@@ -189,9 +197,8 @@ inline void report_info(const rdmx_request *r, rdmx_msg_info_t *info) {
     if (r->comm != nullptr && !r->comm->is_root()) info->source = r->comm->from_engine(info->source);
 }
 
-// Frees a completed request and reports it.
-inline rdmx_status_t finish(rdmx_request_h *req, rdmx_msg_info_t *info_p) {
-    rdmx_request *r = *req;
+// Frees a completed request r (the one *req names) and reports it.
+inline rdmx_status_t finish(rdmx_request *r, rdmx_request_h *req, rdmx_msg_info_t *info_p) {
     Ctx *c = r->ctx;
     rdmx_status_t st = r->status;
     if (info_p != nullptr) report_info(r, info_p);

@@ -357,8 +357,7 @@ void release_view(Ctx *c, CommView *v) {
 }  // namespace
 
 void comm_req_freed(Ctx *c, CommView *v) {
-    if (--v->live_reqs != 0 || !v->freeing) return;
-    // The last request of a freed view: its id and memory go now. The
+    // The last request of a freed view (req_free counted it down): its id and memory go now. The
     // registry's mutex nests inside the engine lock (never the reverse).
     release_view(c, v);
 }

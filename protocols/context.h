@@ -51,7 +51,9 @@ struct CtrlMsg {
 
 // The engine's view of one peer: its lane (the transport that carries it)
 // and the protocol state that waits on that lane.
-struct Peer {
+// Line-aligned to a power-of-two size: peers[i] is a shift away (every
+// send, receive and arrival indexes it), and no two peers share a line.
+struct alignas(64) Peer {
     Transport *t = nullptr;        // null for no lane (never connected)
     bool self = false;             // t is the self lane (its arrivals are delivered at once)
     bool failed = false;           // lost: told by its transport (on_peer_failed) or found by the engine
@@ -66,6 +68,7 @@ struct Peer {
     std::vector<CtrlMsg> ctrl_q;
     size_t ctrl_head = 0;
 };
+static_assert((sizeof(Peer) & (sizeof(Peer) - 1)) == 0, "Peer: keep its size a power of two (indexed by shift)");
 
 }  // namespace rdmx
 
@@ -132,6 +135,10 @@ struct rdmx_context final : rdmx::TransportSink {
     size_t held_bufs = 0;
     std::vector<int> stalled;             // peers with queued sends
     std::vector<int> rma_waiting;         // peers with gets/puts queued for room on their lane
+    // ctrl_waiting, rma_waiting or stalled may hold work: set where each is
+    // added to, recomputed by the progress pass that serves them (one test
+    // per pass instead of three).
+    bool deferred = false;
     rdmx_request *free_reqs = nullptr;
     bool closed = false;                  // finalize cancelled everything: nothing polls any more
     size_t live_reqs = 0;                 // handles not yet freed by test/wait
@@ -280,7 +287,7 @@ void comm_init_root(Ctx *c);
 // still call in), marks derived views dead and returns them for release
 // once the engine is gone.
 std::vector<CommView *> comm_teardown(Ctx *c);
-// A request of a derived view was freed (engine lock held).
+// The last request of a view being freed was freed (engine lock held; req_free counts live_reqs).
 void comm_req_freed(Ctx *c, CommView *v);
 // A peer's rdmx_abort reached us (arrival.cc): this process ends.
 RDMX_SLOW_PATH [[noreturn]] void comm_on_abort(Ctx *c, int peer, int code);

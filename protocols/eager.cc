@@ -65,7 +65,7 @@ rdmx_request *req_alloc(Ctx *c, ReqKind kind, CommView *comm) {
     r->pooled = false;
     r->ctx = c;
     r->comm = comm;
-    if (!comm->is_root()) ++comm->live_reqs;
+    ++comm->live_reqs;  // the root's too: one add, not a test
     r->kind = kind;
     r->stage = SendStage::kQueued;
     r->done.store(0, std::memory_order_relaxed);
@@ -87,7 +87,7 @@ void req_free(Ctx *c, rdmx_request *r) {
         rndv_release_mem(c, r);
         rndv_reset(r);
     }
-    if (!r->comm->is_root()) comm_req_freed(c, r->comm);
+    if (--r->comm->live_reqs == 0 && r->comm->freeing) comm_req_freed(c, r->comm);
     r->pool_next = c->free_reqs;
     c->free_reqs = r;
 }
@@ -164,14 +164,19 @@ static bool try_send(Ctx *c, int peer, rdmx_request *r) {
 static void stall(Ctx *c, int peer, rdmx_request *r) {
     Peer &p = peer_of(c, peer);
     if (p.pending.empty()) c->stalled.push_back(peer);
+    c->deferred = true;
     p.pending.push_back(&r->link);
 }
 
 bool send_at_post(Ctx *c, int peer, uint8_t space, uint32_t comm, int tag, const void *buf, size_t len) {
     if (len >= c->rndv_thresh || c->fatal.load(std::memory_order_relaxed) != 0) return false;
     Peer &p = peer_of(c, peer);
-    // Queued sends and control messages go first.
-    if (p.failed || p.t == nullptr || !p.pending.empty() || !p.ctrl_q.empty()) return false;
+    // Queued sends and control messages go first. A peer with either queued
+    // is listed in stalled or counted in ctrl_waiting, so c->deferred is set
+    // (run_deferred clears it only once both are empty): one test when
+    // nothing is queued anywhere.
+    if (p.failed || p.t == nullptr) return false;
+    if (c->deferred && (!p.pending.empty() || !p.ctrl_q.empty())) return false;
     auto msg = [&] {
         MsgOut m;
         m.type = wire::MsgType::kEager;

@@ -127,6 +127,15 @@ void rdmx_context::on_fatal(rdmx_status_t why) {
 
 namespace rdmx {
 
+// Work queued for room on a lane. Control messages first: transfers under
+// way finish before new work starts.
+RDMX_SLOW_PATH static void run_deferred(Ctx *c) {
+    if (c->ctrl_waiting > 0) post_waiting_ctrl(c);
+    if (!c->rma_waiting.empty()) issue_waiting(c);
+    if (!c->stalled.empty()) kick_stalled(c);
+    c->deferred = c->ctrl_waiting > 0 || !c->rma_waiting.empty() || !c->stalled.empty();
+}
+
 // One pass, inlined into progress() (the spin of every wait) and
 // progress_locked() (everything else).
 [[gnu::always_inline]] static inline int progress_pass(Ctx *c, bool housekeeping) {
@@ -148,10 +157,7 @@ namespace rdmx {
         if (t->idle()) continue;  // self with nothing queued
         total += t->progress(housekeeping);
     }
-    // Control messages first: transfers under way finish before new work starts.
-    if (c->ctrl_waiting > 0) post_waiting_ctrl(c);
-    if (!c->rma_waiting.empty()) issue_waiting(c);
-    if (!c->stalled.empty()) kick_stalled(c);
+    if (c->deferred) run_deferred(c);
     if (housekeeping) rndv_watchdog(c);
     return total;
 }
@@ -188,8 +194,8 @@ static void gather_fds(Ctx *c, SleepFds *s) {
     int n = progress_pass(c, housekeeping);
     if (stalled != nullptr) *stalled = !c->stalled.empty();
     if (sleep != nullptr) gather_fds(c, sleep);
-    bool notify = c->notify_pending;
-    c->notify_pending = false;
+    const bool notify = c->notify_pending;
+    if (notify) c->notify_pending = false;
     c->lock.unlock();
     log_flush_deferred();  // lines found under the lock (refused connect requests), written outside it
     if (notify) notify_waiters(c);
@@ -343,8 +349,15 @@ template <class Done> static void wait_until(Ctx *c, Done done) {
     if (asleep_at != 0) adapt_spin(c, spin_ns, fast_ns() - asleep_at);
 }
 
+// One progress pass before the spin's set-up: most waits of a small
+// message find it there (the count of an 8-byte ping-pong drops by the
+// spin's bookkeeping). A pass that cannot take the lock (the progress
+// thread holds it) leaves the wait to the spin.
 void wait_request(Ctx *c, rdmx_request *r) {
-    wait_until(c, [r] { return r->done.load(std::memory_order_seq_cst) != 0; });
+    auto done = [r] { return r->done.load(std::memory_order_seq_cst) != 0; };
+    if (done()) return;
+    progress(c, false);
+    wait_until(c, done);
 }
 
 void wait_change(Ctx *c, uint64_t seen) {

@@ -128,6 +128,7 @@ static bool post_ctrl(Ctx *c, int peer, const CtrlMsg &m) {
 void rndv_queue_ctrl(Ctx *c, int peer, const CtrlMsg &m) {
     Peer &p = peer_of(c, peer);
     if (p.ctrl_q.empty()) ++c->ctrl_waiting;
+    c->deferred = true;
     p.ctrl_q.push_back(m);
 }
 
@@ -258,6 +259,7 @@ void rndv_issue(Ctx *c, int peer) {
         if (r->rd_issued < r->copy_len) {  // out of room: wait for completions
             if (std::find(c->rma_waiting.begin(), c->rma_waiting.end(), peer) == c->rma_waiting.end())
                 c->rma_waiting.push_back(peer);
+            c->deferred = true;
             return;
         }
         List::unlink(n);  // all issued: wait for them

@@ -128,6 +128,7 @@ rdmx_status_t SmTransport::connect(const std::vector<SmPeer> &locals) {
         return RDMX_ERR_INVALID_ARG;
     }
     rank_to_peer_.assign(static_cast<size_t>(p_.size), -1);
+    remote_.clear();
     peers_.clear();
     peers_.resize(locals.size());
     bool found_self = false;
@@ -156,6 +157,7 @@ rdmx_status_t SmTransport::connect(const std::vector<SmPeer> &locals) {
     rdmx_status_t st = RDMX_OK;
     for (Peer &pe : peers_) {
         if (pe.rank == p_.rank) continue;
+        remote_.push_back(&pe);
         if (rdmx_status_t s = map_peer(pe); s != RDMX_OK && st == RDMX_OK) st = s;
     }
     return st;
@@ -223,9 +225,10 @@ rdmx_status_t SmTransport::map_peer(Peer &pe) {
 }
 
 SmTransport::Peer *SmTransport::peer_of(int rank) {
-    if (rank < 0 || static_cast<size_t>(rank) >= rank_to_peer_.size() || rank_to_peer_[rank] < 0) return nullptr;
-    Peer &pe = peers_[static_cast<size_t>(rank_to_peer_[rank])];
-    return pe.rank == p_.rank ? nullptr : &pe;
+    if (static_cast<size_t>(rank) >= rank_to_peer_.size()) return nullptr;  // negative ones too
+    const int i = rank_to_peer_[static_cast<size_t>(rank)];
+    if (i < 0 || static_cast<uint32_t>(i) == my_idx_) return nullptr;  // not on this node, or ourselves
+    return &peers_[static_cast<size_t>(i)];
 }
 const SmTransport::Peer *SmTransport::peer_of(int rank) const {
     return const_cast<SmTransport *>(this)->peer_of(rank);
@@ -408,7 +411,8 @@ Transport::Post SmTransport::send_msg(Peer &pe, const MsgOut &m, bool ctrl) {
 void SmTransport::give_back(Peer &pe, uint64_t slot, bool publish) {
     pe.held[slot & lay_.slot_mask] = 0;
     if (slot == pe.in_tail && slot + 1 == pe.in_next) pe.in_tail = pe.in_next;  // in order, none held: the usual case
-    while (pe.in_tail < pe.in_next && pe.held[pe.in_tail & lay_.slot_mask] == 0) ++pe.in_tail;
+    else
+        while (pe.in_tail < pe.in_next && pe.held[pe.in_tail & lay_.slot_mask] == 0) ++pe.in_tail;
     if (publish) publish_tail(pe);
 }
 
@@ -419,7 +423,7 @@ void SmTransport::publish_tail(Peer &pe) {
     pe.in_ring->tail.store(pe.in_tail, std::memory_order_release);
     // A sender that found the ring full (for data: all but the control slot)
     // may be asleep waiting for room: wake it like an arrival would.
-    if (pe.state == PeerState::kUp && pe.in_seen - old_tail + 1 >= lay_.nslots) wake(pe);
+    if (pe.in_seen - old_tail + 1 >= lay_.nslots && pe.state == PeerState::kUp) wake(pe);
 }
 
 void SmTransport::release(int peer, uint64_t token) {

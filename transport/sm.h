@@ -228,6 +228,7 @@ private:
     uint32_t my_idx_ = 0;
     std::vector<int> rank_to_peer_;  // job rank -> index in peers_, -1 if not local
     std::vector<Peer> peers_;
+    std::vector<Peer *> remote_;     // peers_ but ourselves: what a progress pass polls
     std::vector<Exposure> exposures_;
     std::vector<uint32_t> free_exp_;
     std::vector<Done> done_;        // completions waiting for progress()

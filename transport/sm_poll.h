@@ -78,7 +78,8 @@ template <class Sink> int SmTransport::poll_ring(Peer &pe, Sink &sink) {
 template <class Sink> int SmTransport::progress_with(Sink &sink, bool housekeeping) {
     int n = done_.empty() ? 0 : report_done();
     const double now = housekeeping ? static_cast<double>(now_ns()) * 1e-9 : 0;
-    for (Peer &pe : peers_) {
+    for (Peer *p : remote_) {
+        Peer &pe = *p;
         if (pe.state != PeerState::kUp) continue;
         n += poll_ring(pe, sink);
         if (pe.served.active && pe.state == PeerState::kUp) n += pump_served(pe);

@@ -70,24 +70,6 @@ ShmError decode_seg_info(const void *buf, size_t len, uint64_t job_key, uint32_t
     return ShmError::kOk;
 }
 
-ShmError decode_slot(const void *buf, uint32_t slot_size, SlotHdr *out) {
-    if (buf == nullptr || slot_size < sizeof(SlotHdr)) return ShmError::kShort;
-    SlotHdr h;
-    std::memcpy(&h, buf, sizeof(h));
-    const uint32_t room = slot_size - static_cast<uint32_t>(sizeof(SlotHdr));
-    switch (static_cast<SlotKind>(h.kind)) {
-    case SlotKind::kMsg:
-        if (h.len < sizeof(wire::MsgHdr) || h.len > room) return ShmError::kBadLength;
-        break;
-    case SlotKind::kPipeReq:
-        if (h.len != sizeof(PipeReq) || h.len > room) return ShmError::kBadLength;
-        break;
-    default: return ShmError::kBadKind;
-    }
-    *out = h;
-    return ShmError::kOk;
-}
-
 ShmError decode_pipe_req(const void *buf, size_t len, uint64_t max_len, PipeReq *out) {
     if (buf == nullptr || len != sizeof(PipeReq)) return ShmError::kShort;
     PipeReq r;

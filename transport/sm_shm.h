@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "core/wire.h"
@@ -112,7 +113,22 @@ ShmError decode_seg_info(const void *buf, size_t len, uint64_t job_key, uint32_t
                          uint32_t min_rings, uint64_t total, SegInfo *out, Layout *lay);
 // A slot header read from a ring (`slot_size` bytes per slot): a known kind
 // and a length that fits (a message: a MsgHdr at least; a request: exactly).
-ShmError decode_slot(const void *buf, uint32_t slot_size, SlotHdr *out);
+// Inline: every arrival passes here (a message's case first).
+inline ShmError decode_slot(const void *buf, uint32_t slot_size, SlotHdr *out) {
+    if (buf == nullptr || slot_size < sizeof(SlotHdr)) return ShmError::kShort;
+    SlotHdr h;
+    std::memcpy(&h, buf, sizeof(h));
+    const uint32_t room = slot_size - static_cast<uint32_t>(sizeof(SlotHdr));
+    if (h.kind == static_cast<uint32_t>(SlotKind::kMsg)) {
+        if (h.len < sizeof(wire::MsgHdr) || h.len > room) return ShmError::kBadLength;
+    } else if (h.kind == static_cast<uint32_t>(SlotKind::kPipeReq)) {
+        if (h.len != sizeof(PipeReq) || h.len > room) return ShmError::kBadLength;
+    } else {
+        return ShmError::kBadKind;
+    }
+    *out = h;
+    return ShmError::kOk;
+}
 // A pipelined request: known op, length in (0, max_len], range not wrapping.
 ShmError decode_pipe_req(const void *buf, size_t len, uint64_t max_len, PipeReq *out);
 // A staging chunk's length must be exactly what the op expects next.
