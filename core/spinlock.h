@@ -5,7 +5,7 @@
 // It can be switched off (set_enabled(false), before any second thread can
 // reach it): at RDMX_THREADS=single with no progress thread only one thread
 // ever enters the engine, and lock/unlock are then one predictable branch
-// with no atomic read-modify-write.
+// with no atomic read-modify-write (unlock: one plain store).
 #pragma once
 #include <atomic>
 #include <thread>
@@ -28,9 +28,9 @@ public:
         if (!enabled_) return true;
         return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire);
     }
-    void unlock() {
-        if (enabled_) locked_.store(false, std::memory_order_release);
-    }
+    // No test of enabled_: switched off, locked_ is never set, and storing
+    // false again is one plain store (only one thread reaches the lock then).
+    void unlock() { locked_.store(false, std::memory_order_release); }
     // Only while no other thread can reach the lock (context set-up).
     void set_enabled(bool on) { enabled_ = on; }
     bool enabled() const { return enabled_; }
