@@ -243,10 +243,12 @@ rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf
         if (req_p != nullptr) *req_p = nullptr;
         return st;
     }
-    // *req_p is stored once the request exists; only its allocation can
-    // fail before that (no store on the way in: a posted receive is one).
-    const rdmx_status_t st = guarded("rdmx_irecv", [&] { return irecv_impl(h, sp, buf, len, source, tag, req_p); });
-    if (st != RDMX_OK) *req_p = nullptr;
+    // One store of *req_p, whatever the outcome: the request once it exists
+    // (a failure after that, e.g. out of memory starting a rendezvous, still
+    // hands it back to be waited on), NULL if its allocation failed.
+    rdmx_request_h out = nullptr;
+    const rdmx_status_t st = guarded("rdmx_irecv", [&] { return irecv_impl(h, sp, buf, len, source, tag, &out); });
+    *req_p = out;
     return st;
 }
 

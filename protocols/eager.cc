@@ -127,16 +127,7 @@ bool can_post(Ctx *c, int peer, size_t body_len, unsigned extra) {
 bool post_msg(Ctx *c, int peer, wire::MsgType type, uint8_t space, uint32_t comm, int tag, uint64_t length,
               uint64_t cookie, const void *body, size_t body_len, bool ctrl) {
     Peer &p = peer_of(c, peer);
-    MsgOut m;
-    m.type = type;
-    m.space = space;
-    m.comm = comm;
-    m.tag = tag;
-    m.length = length;
-    m.cookie = cookie;
-    m.body = body;
-    m.body_len = body_len;
-    const bool ok = p.t->send(peer, m, ctrl);
+    const bool ok = p.t->send(peer, msg_out(type, space, comm, tag, length, cookie, body, body_len), ctrl);
     // A send to ourselves arrives at once, as a message to a peer would
     // arrive while we wait: matched now, not at the next progress.
     if (ok && p.self) (void)p.t->progress(false);
@@ -177,17 +168,7 @@ bool send_at_post(Ctx *c, int peer, uint8_t space, uint32_t comm, int tag, const
     // nothing is queued anywhere.
     if (p.failed || p.t == nullptr) return false;
     if (c->deferred && (!p.pending.empty() || !p.ctrl_q.empty())) return false;
-    auto msg = [&] {
-        MsgOut m;
-        m.type = wire::MsgType::kEager;
-        m.space = space;
-        m.comm = comm;
-        m.tag = tag;
-        m.length = len;
-        m.body = buf;
-        m.body_len = len;
-        return m;
-    };
+    auto msg = [&] { return msg_out(wire::MsgType::kEager, space, comm, tag, len, 0, buf, len); };
     // sm is a final class: through its own type the call is direct (inlined
     // under LTO), as in progress_pass. Each branch builds its own message:
     // the inlined one's fields then stay in registers.

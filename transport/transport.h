@@ -42,6 +42,22 @@ struct MsgOut {
     size_t body_len = 0;
 };
 
+// A message to post, built by value: where the post inlines, its fields stay
+// in registers instead of a copy on the stack.
+inline MsgOut msg_out(wire::MsgType type, uint8_t space, uint32_t comm, int32_t tag, uint64_t length,
+                      uint64_t cookie, const void *body, size_t body_len) {
+    MsgOut m;
+    m.type = type;
+    m.space = space;
+    m.comm = comm;
+    m.tag = tag;
+    m.length = length;
+    m.cookie = cookie;
+    m.body = body;
+    m.body_len = body_len;
+    return m;
+}
+
 // How a peer may use a buffer exposed to it (never both).
 enum class Access : uint8_t { kRemoteRead, kRemoteWrite };
 
