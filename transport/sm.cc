@@ -428,10 +428,10 @@ void SmTransport::publish_tail(Peer &pe) {
 
 void SmTransport::release(int peer, uint64_t token) {
     Peer *pe = peer_of(peer);
-    if (pe == nullptr || (token >> 48) != pe->idx) return;
+    if (pe == nullptr || (token >> kSmTokenSlotBits) != pe->idx) return;
     // Tokens carry the slot count modulo 2^48: rebuild it within [tail, next).
-    const uint64_t low = token & ((uint64_t{1} << 48) - 1);
-    const uint64_t slot = (pe->in_next & ~((uint64_t{1} << 48) - 1)) | low;
+    const uint64_t low = token & kSmTokenSlotMask;
+    const uint64_t slot = (pe->in_next & ~kSmTokenSlotMask) | low;
     if (slot < pe->in_tail || slot >= pe->in_next || pe->held[slot & lay_.slot_mask] == 0) {
         RDMX_WARN("sm: release of slot %llu from rank %d that is not held (ignored)",
                   static_cast<unsigned long long>(slot), peer);

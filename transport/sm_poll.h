@@ -18,8 +18,10 @@ constexpr int kSmPollBudget = 64;  // slots one ring may deliver per progress pa
 
 // A delivered slot's release token: the peer's local index above the slot
 // count modulo 2^48 (release() rebuilds the count within [tail, next)).
+constexpr unsigned kSmTokenSlotBits = 48;
+constexpr uint64_t kSmTokenSlotMask = (uint64_t{1} << kSmTokenSlotBits) - 1;
 inline uint64_t sm_token_of(uint32_t peer_index, uint64_t slot) {
-    return (uint64_t{peer_index} << 48) | (slot & ((uint64_t{1} << 48) - 1));
+    return (uint64_t{peer_index} << kSmTokenSlotBits) | (slot & kSmTokenSlotMask);
 }
 
 // Delivers what the peer published in its ring to us, in order. Every value
