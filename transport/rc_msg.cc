@@ -15,7 +15,10 @@ namespace rdmx {
 // control message of a transfer under way may borrow one credit past the
 // grant (the peer's SRQ holds more buffers than all credits granted).
 bool RcTransport::can_send(int peer, size_t body_len, bool ctrl, unsigned extra) {
-    Endpoint &ep = eps_[static_cast<size_t>(peer)];
+    return room(eps_[static_cast<size_t>(peer)], body_len, ctrl, extra);
+}
+
+bool RcTransport::room(Endpoint &ep, size_t body_len, bool ctrl, unsigned extra) {
     if (lazy_ && !ep.usable()) {  // not connected yet: start it; the engine queues the send meanwhile
         cm_.want(ep);
         return false;
@@ -35,6 +38,14 @@ bool RcTransport::send(int peer, const MsgOut &m, bool ctrl) {
     Endpoint &ep = eps_[static_cast<size_t>(peer)];
     if (ctrl && ep.tx_credits() == 0) ++ep.tx_granted;
     return post_msg(ep, m);
+}
+
+// The engine's send fast path: room checked and the message posted on one
+// endpoint lookup, without the second call through the Transport table.
+Transport::Post RcTransport::try_send(int peer, const MsgOut &m) {
+    Endpoint &ep = eps_[static_cast<size_t>(peer)];
+    if (!room(ep, m.body_len, false, 0)) return Post::kNoRoom;
+    return post_msg(ep, m) ? Post::kSent : Post::kFailed;
 }
 
 bool RcTransport::post_msg(Endpoint &ep, const MsgOut &m) {

@@ -52,6 +52,7 @@ public:
     void reach(int peer) override { cm_.want(eps_[static_cast<size_t>(peer)]); }
     bool can_send(int peer, size_t body_len, bool ctrl, unsigned extra) override;
     bool send(int peer, const MsgOut &m, bool ctrl) override;
+    Post try_send(int peer, const MsgOut &m) override;
     void release(int peer, uint64_t token) override;
     rdmx_status_t expose(int peer, void *buf, size_t len, Access a, XferMem *m, uint32_t *key) override;
     bool can_expose(int peer) override;
@@ -87,6 +88,7 @@ private:
     void setup_rndv();
     // rc_msg.cc
     bool post_msg(Endpoint &ep, const MsgOut &m);
+    bool room(Endpoint &ep, size_t body_len, bool ctrl, unsigned extra);  // can_send on a found endpoint
     void return_credits();
     void write_credits(Endpoint &ep);
     void owe(Endpoint &ep);

@@ -1,6 +1,7 @@
 /* The UCX reference for icount_pingpong.c: the same 8-byte ping-pong,
  * written on UCP's tag API (ucp_tag_send_nbx / ucp_tag_recv_nbx, a worker in
- * UCS_THREAD_MODE_SINGLE), counted the same way: rank 0 under callgrind with
+ * UCS_THREAD_MODE_SINGLE, or UCS_THREAD_MODE_MULTI with "multi" as third
+ * argument, beside rdmx's RDMX_THREADS=multiple), counted the same way: rank 0 under callgrind with
  * collection on only around its UCP calls, and the wait for the pong begun
  * only once rank 1 says (through FLAG_FILE) that it has posted it. Run it
  * with UCX_TLS=posix,self (UCX's shared-memory transport) to set it beside
@@ -8,7 +9,7 @@
  * (FLAG_FILE.addr0/.addr1: their worker addresses); the rank comes from
  * OMPI_COMM_WORLD_RANK (mpirun launches both).
  *
- * Usage: icount_ucx ITERS FLAG_FILE */
+ * Usage: icount_ucx ITERS FLAG_FILE [single|multi] */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
 #include <stdint.h>
@@ -98,8 +99,10 @@ static void pong(ucp_worker_h w, ucp_ep_h ep, long i, _Atomic uint64_t *posted) 
 int main(int argc, char **argv) {
     long iters = argc > 2 ? atol(argv[1]) : 0;
     const char *rank_env = getenv("OMPI_COMM_WORLD_RANK");
-    if (iters <= 0 || rank_env == NULL) {
-        fprintf(stderr, "usage: icount_ucx ITERS FLAG_FILE (under mpirun, 2 ranks)\n");
+    const char *mode = argc > 3 ? argv[3] : "single";
+    const int multi = strcmp(mode, "multi") == 0;
+    if (iters <= 0 || rank_env == NULL || (!multi && strcmp(mode, "single") != 0)) {
+        fprintf(stderr, "usage: icount_ucx ITERS FLAG_FILE [single|multi] (under mpirun, 2 ranks)\n");
         return 2;
     }
     const int me = atoi(rank_env);
@@ -112,7 +115,7 @@ int main(int argc, char **argv) {
     if (st != UCS_OK) die("ucp_init", st);
     ucp_worker_params_t wp = {0};
     wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    wp.thread_mode = multi ? UCS_THREAD_MODE_MULTI : UCS_THREAD_MODE_SINGLE;
     ucp_worker_h w;
     if ((st = ucp_worker_create(uc, &wp, &w)) != UCS_OK) die("ucp_worker_create", st);
     ucp_address_t *addr;
