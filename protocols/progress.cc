@@ -221,12 +221,13 @@ int progress(Ctx *c, bool block_ok) {
 // Arms the transports' wake-ups, re-checks (closing the race), then sleeps
 // on their fds: the completion/arrival ones unless `cq` is false, the
 // connection-event ones always, and the wake-up eventfd only for the
-// progress thread (`wake`), whose stop signal it carries.
-RDMX_SLOW_PATH static void block_on_fds(Ctx *c, int timeout_ms, bool cq, bool wake) {
+// progress thread (`wake`), whose stop signal it carries. True when there
+// was work: the re-check found some, or a descriptor woke the sleep (false:
+// it timed out).
+RDMX_SLOW_PATH static bool block_on_fds(Ctx *c, int timeout_ms, bool cq, bool wake) {
     if (!c->transport) {
         pollfd wfd{c->wake_fd, POLLIN, 0};
-        (void)poll(&wfd, 1, timeout_ms);
-        return;
+        return poll(&wfd, 1, timeout_ms) > 0;
     }
     c->lock.lock();
     bool ready = false;
@@ -239,23 +240,28 @@ RDMX_SLOW_PATH static void block_on_fds(Ctx *c, int timeout_ms, bool cq, bool wa
     // Not sleeping after all (work turned up) or after the poll: the armed
     // transports are told either way. A left-over arm kept sm's "asleep"
     // flag up, and every peer then paid a wake-up write() per message.
-    if (progress_unlock(c, true, &stalled, &s) == 0 && !ready) (void)poll(s.fds, s.n, stalled ? 1 : timeout_ms);
+    bool work = progress_unlock(c, true, &stalled, &s) != 0 || ready;
+    if (!work) work = poll(s.fds, s.n, stalled ? 1 : timeout_ms) > 0;
     if (cq)
         for (Transport *t : c->transports) t->after_sleep();
     if (wake && c->wake_fd >= 0 && (s.fds[s.n - 1].revents & POLLIN)) drain_wake_fd(c);
+    return work;
 }
 
 // Thread mode, after the spin: one waiting thread sleeps on the completion
 // channel and drives progress itself when it fires (one wake-up per
 // completion instead of the progress thread's followed by this thread's);
 // any other waiter sleeps on the condition variable, woken by whoever
-// completes a request while it is registered.
-template <class Done> RDMX_SLOW_PATH static void sleep_until(Ctx *c, Done done) {
+// completes a request while it is registered. Returns when done() holds, or
+// when there was work (then the caller spins again: more is likely close),
+// or (condition variable) after a millisecond; true when there was work.
+template <class Done> RDMX_SLOW_PATH static bool sleep_until(Ctx *c, Done done) {
     bool expected = false;
     if (c->cq_waiter.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) {
-        while (!done()) block_on_fds(c, 1, true, false);
+        bool work = false;
+        while (!work && !done()) work = block_on_fds(c, 1, true, false);
         c->cq_waiter.store(false, std::memory_order_release);
-        return;
+        return work;
     }
     c->waiters.fetch_add(1);
     {
@@ -263,7 +269,7 @@ template <class Done> RDMX_SLOW_PATH static void sleep_until(Ctx *c, Done done) 
         c->wait_cv.wait_for(lk, std::chrono::milliseconds(1), done);
     }
     c->waiters.fetch_sub(1);
-    progress(c, false);
+    return progress(c, false) != 0;
 }
 
 // Work that goes on without the application calling in: queued sends,
@@ -316,12 +322,19 @@ RDMX_SLOW_PATH static void adapt_spin(Ctx *c, uint64_t budget, uint64_t asleep_n
     if (next != budget) c->spin_ns.store(next, std::memory_order_relaxed);
 }
 
-// Spins (driving progress) for the spin budget (RDMX_SPIN_US, adapted: see
-// adapt_spin), then sleeps; never returns before done() holds. done() must
-// load with seq_cst (see req_complete). The spin is timed with fast_ns()
-// (the TSC), every 16th spin: where the clocksource is not the TSC (HPET in
-// an emulated guest) clock_gettime is a system call, and reading it while
-// spinning took an eighth of the wait.
+// Spins (driving progress) until a spin budget (RDMX_SPIN_US, adapted: see
+// adapt_spin) passes without a pass finding work, then sleeps; never
+// returns before done() holds. done() must load with seq_cst (see
+// req_complete). The budget counts from the last pass that found work, not
+// from the start of the wait: a wait for a window of messages that arrive
+// one by one (rdmx_waitall on 64 receives) keeps spinning while they come.
+// Counted from the start, such a wait ran out of budget long before its
+// last message, and from then on armed the completion channel and read the
+// connection and async events between every two arrivals (five system
+// calls each; on the emulated bed the 8-byte message rate lost a fifth).
+// The spin is timed with fast_ns() (the TSC), every 16th spin: where the
+// clocksource is not the TSC (HPET in an emulated guest) clock_gettime is a
+// system call, and reading it while spinning took an eighth of the wait.
 template <class Done> static void wait_until(Ctx *c, Done done) {
     if (done()) return;
     const uint64_t spin_ns = c->spin_ns.load(std::memory_order_relaxed);
@@ -330,19 +343,23 @@ template <class Done> static void wait_until(Ctx *c, Done done) {
     bool spinning = spin_ns > 0;
     // The clock is first read at the 16th spin, with the start taken as then
     // minus nothing: most waits end in the first passes and never read it.
+    // A pass that finds work starts the budget again the same way.
     uint64_t start = 0, asleep_at = 0;
     for (unsigned spins = 1;; ++spins) {  // done() was false above, and nothing has moved since
         if (spinning) {
-            if (progress(c, false) == 0 && c->yield_idle) sched_yield();
+            if (progress(c, false) != 0) start = 0;
+            else if (c->yield_idle) sched_yield();
             if ((spins & 15) == 0) {
                 const uint64_t now = fast_ns();
                 if (start == 0) start = now;
                 else if (now - start >= spin_ns) spinning = false, asleep_at = now;
             }
         } else if (caller) {
-            block_on_fds(c, 1, true, false);
-        } else {
-            sleep_until(c, done);
+            // Woken by work (not by the timeout): spin again, as at the
+            // start of a wait; the peer's next message is likely close.
+            if (block_on_fds(c, 1, true, false)) spinning = true, start = 0;
+        } else if (sleep_until(c, done)) {
+            spinning = true, start = 0;
         }
         if (done()) break;
     }

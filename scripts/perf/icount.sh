@@ -99,7 +99,8 @@ rdmx_env=(RDMX_PROGRESS=caller RDMX_SPIN_US=1000000000 --preload "$shim")
 if [ "$tp" = sm ]; then
   rdmx_env+=(RDMX_TRANSPORTS=sm,self)
 else
-  read -r -a devs <<<"${RDMX_TEST_DEVICES:-${RDMX_DEVICE//,/ }}"
+  dev_list="${RDMX_DEVICE:-}"
+  read -r -a devs <<<"${RDMX_TEST_DEVICES:-${dev_list//,/ }}"
   [ "${#devs[@]}" -ge 2 ] || die "--transport rc needs two devices in RDMX_TEST_DEVICES (or RDMX_DEVICE=dev0,dev1)"
   rdmx_env+=(RDMX_TRANSPORTS=rc,self "RDMX_DEVICE=${devs[0]},${devs[1]}")
 fi
