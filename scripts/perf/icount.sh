@@ -83,7 +83,9 @@ count() {  # count EXE ITERS [ENV=VAL...] [--rank0|--rank1 ENV=VAL] [--preload L
     tail -20 "$work/log" >&2
     die "$(basename "$exe") $n failed"
   fi
-  [ -z "$keep" ] || cp -- "$work/cg.out" "$keep/callgrind.$(basename "$exe").${env[*]: -1}${arg[*]:+.${arg[*]}}.$n"
+  # Named by the program's argument (UCX's thread mode) or else the last
+  # setting (rdmx's RDMX_THREADS), and the iteration count.
+  [ -z "$keep" ] || cp -- "$work/cg.out" "$keep/callgrind.$(basename "$exe").${arg[*]:-${env[*]: -1}}.$n"
   awk '/^totals:/ {print $2}' "$work/cg.out"
 }
 

@@ -1,11 +1,11 @@
 /* The UCX reference for icount_pingpong.c: the same 8-byte ping-pong,
  * written on UCP's tag API (ucp_tag_send_nbx / ucp_tag_recv_nbx, a worker in
  * UCS_THREAD_MODE_SINGLE, or UCS_THREAD_MODE_MULTI with "multi" as third
- * argument, beside rdmx's RDMX_THREADS=multiple), counted the same way: rank 0 under callgrind with
- * collection on only around its UCP calls, and the wait for the pong begun
- * only once rank 1 says (through FLAG_FILE) that it has posted it. Run it
- * with UCX_TLS=posix,self (UCX's shared-memory transport) to set it beside
- * rdmx's sm. The two ranks find each other through files next to FLAG_FILE
+ * argument, beside rdmx's RDMX_THREADS=multiple), counted the same way:
+ * rank 0 under callgrind with collection on only around its UCP calls, and
+ * the wait for the pong begun only once rank 1 says (through FLAG_FILE) that
+ * it has posted it. Run it with UCX_TLS=posix,self (UCX's shared-memory
+ * transport) to set it beside rdmx's sm, or rc_v,self beside rdmx's rc. The two ranks find each other through files next to FLAG_FILE
  * (FLAG_FILE.addr0/.addr1: their worker addresses); the rank comes from
  * OMPI_COMM_WORLD_RANK (mpirun launches both).
  *
