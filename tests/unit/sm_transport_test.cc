@@ -103,6 +103,9 @@ TEST(SmTransport, HeldSlotsBackPressureOnePairAndKeepACtrlSlot) {
     auto r = run_job(3, [](Ctx &c) {
         Board *b = c.board;
         if (c.rank == 1) {
+            // Rank 0 may still be progressing in the bootstrap barrier: an
+            // arrival delivered there would be released before it holds.
+            SM_CHECK(c.drive([&] { return b->flag[4].load() == 1; }));
             const std::vector<char> body = body_of(100, 1);
             uint32_t sent = 0;
             while (c.t->can_send(0, body.size(), false)) SM_CHECK(c.t->send(0, eager(body, static_cast<int32_t>(sent++)), false));
@@ -130,6 +133,7 @@ TEST(SmTransport, HeldSlotsBackPressureOnePairAndKeepACtrlSlot) {
             }
         } else {
             c.sink.hold_peer = 1;
+            b->flag[4].store(1);                              // holding: rank 1 may fill the ring
             SM_CHECK(c.drive([&] { return b->flag[0].load() == 1; }));
             SM_CHECK(c.drive([&] {
                 size_t n1 = 0;
