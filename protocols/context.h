@@ -120,7 +120,7 @@ struct rdmx_context final : rdmx::TransportSink {
     std::vector<rdmx::Peer> peers;
     size_t eager_limit = 0;
     size_t rndv_thresh = 0;
-    uint64_t watchdog_ns = 0;            // last stalled get/put check
+    uint64_t watchdog_ns = 0;            // last stalled get/put check (fast_ns)
 
     // Protocol state, guarded by lock.
     rdmx::SpinLock lock;

@@ -135,7 +135,7 @@ private:
     std::string name_ = "rc";
     rdmx_status_t fatal_ = RDMX_OK;    // device-wide failure
     uint64_t port_down_ns_ = 0;        // when the port went down (PORT_ERR), 0 while up
-    uint64_t keepalive_ns_ = 0;        // next check for silent peers
+    uint64_t keepalive_ns_ = 0;        // next check for silent peers (fast_ns)
     // Peers with a connection up, in no order: what keepalive, flush and
     // quiet visit, so their cost follows the connections, not the job.
     // Added when a connection comes up, removed when it is closed or fails.

@@ -317,6 +317,11 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
+# A rep whose median iteration is this much slower than the contender's best
+# rep in the boot spent its whole run in the slow state, not in a tail.
+SLOW_REP = 1.5
+
+
 def spread_of(values):
     """(count, median, min, max, max/min) of the values, or None."""
     xs = [x for x in values if x is not None]
@@ -547,16 +552,19 @@ class Report:
         self.out("Each rep's average (ib_send_lat: t_avg) and median (p50; ib_send_lat: t_typical) half round "
                  "trip, over the reps of this boot. Issue 17 is done when, over 10 reps in one boot, each rdmx "
                  "mode's 8 B latency varies no more than Open MPI's: max/min at most Open MPI's (last column) and "
-                 "median at most Open MPI's (the latency targets above).")
+                 "median at most Open MPI's (the latency targets above). Slow reps: reps whose p50 is more than "
+                 f"{SLOW_REP} x the contender's lowest p50 in this boot, runs that spent their whole length in the "
+                 "bed's slow state (docs/performance.md, \"Reading the 8 B results\").")
         self.out()
-        self.out("| contender | reps | median | min | max | max/min | p50 median | p50 max/min | max/min <= Open MPI's |")
-        self.out("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: |")
+        self.out("| contender | reps | median | min | max | max/min | p50 median | p50 max/min | slow reps "
+                 "| max/min <= Open MPI's |")
+        self.out("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: |")
         ompi = spread_of(r.get("lat", "ompi", size).values())
         for tool in r.tools():
             avg = spread_of(r.get("lat", tool, size).values())
             p50 = spread_of(r.get("lat_p50", tool, size).values())
             if avg is None:
-                self.out(f"| {tool_name(tool)} | 0 | {self.why_missing('lat', tool, size)} |  |  |  |  |  |  |")
+                self.out(f"| {tool_name(tool)} | 0 | {self.why_missing('lat', tool, size)} |  |  |  |  |  |  |  |")
                 continue
             verdict = ""
             if tool not in REFERENCES and ompi is not None:
@@ -565,7 +573,11 @@ class Report:
                 else:
                     verdict = "yes" if avg[4] <= ompi[4] else "**no**"
             cells = [str(avg[0])] + [fmt_val(v, "lat") for v in avg[1:4]] + [f"{avg[4]:.2f}"]
-            cells += [fmt_val(p50[1], "lat"), f"{p50[4]:.2f}"] if p50 else ["", ""]
+            if p50:
+                slow = sum(1 for v in r.get("lat_p50", tool, size).values() if v is not None and v > SLOW_REP * p50[2])
+                cells += [fmt_val(p50[1], "lat"), f"{p50[4]:.2f}", str(slow)]
+            else:
+                cells += ["", "", ""]
             self.out(f"| {tool_name(tool)} | " + " | ".join(cells) + f" | {verdict} |")
         self.out()
 
