@@ -48,6 +48,14 @@ run() {  # name dir ctest-args...
 # where the engine logic they repeat is the same and a minute costs seconds.
 (export RDMX_TEST_SHRINK=3 RDMX_SOAK_SECONDS=30; run twins "$BUILD" -L twin --timeout 600; exit $rc) || rc=1
 
+# RDMX_VERBS_SINGLE=1: the engine over rc again at the other thread level
+# (RDMX_THREADS=single, caller progress: no engine lock, no pins), every rc
+# test of labels p2p and twin, shrunk. About 300 s in the guest, so not part
+# of CI's run (scripts/test.sh); the native run covers that path over sm.
+if [ "${RDMX_VERBS_SINGLE:-0}" = 1 ]; then
+  (export RDMX_THREADS=single RDMX_PROGRESS=caller RDMX_TEST_SHRINK=10 RDMX_SOAK_SECONDS=10
+   run single "$BUILD" -L 'p2p|twin' -LE sm --timeout 600; exit $rc) || rc=1
+fi
 # Open MPI under a sanitizer (MPI_Init in bootstrap_mpi_test, hostile_test,
 # coll_vs_mpi; mpirun's PMIx in all):
 #  - HWLOC_COMPONENTS=-pci: MPI_Init's topology discovery has libpciaccess
