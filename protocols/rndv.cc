@@ -320,8 +320,9 @@ namespace rdmx {
 void rndv_watchdog(Ctx *c) {
     // The cadence on the cycle counter (no system call at each housekeeping
     // pass); the stall limit itself on now_ns, as rma_progress_ns is.
-    if (fast_ns() - c->watchdog_ns < kWatchdogPeriodNs) return;
-    c->watchdog_ns = fast_ns();
+    const uint64_t tick = fast_ns();
+    if (tick - c->watchdog_ns < kWatchdogPeriodNs) return;
+    c->watchdog_ns = tick;
     const uint64_t now = now_ns(), limit = static_cast<uint64_t>(c->cfg.peer_timeout * 1e9);
     for (size_t i = 0; i < c->peers.size(); ++i) {
         Peer &p = c->peers[i];

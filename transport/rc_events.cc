@@ -89,8 +89,9 @@ void RcTransport::keepalive() {
     // The cadence on the cycle counter: this runs at every housekeeping pass
     // (each millisecond), and clock_gettime is a system call where the clock
     // source has no fast path (an emulated guest). Deadlines below use now_ns.
-    if (fast_ns() < keepalive_ns_) return;
-    keepalive_ns_ = fast_ns() + static_cast<uint64_t>(cfg_.peer_timeout * 0.5e9);
+    const uint64_t tick = fast_ns();
+    if (tick < keepalive_ns_) return;
+    keepalive_ns_ = tick + static_cast<uint64_t>(cfg_.peer_timeout * 0.5e9);
     const uint64_t now = now_ns();
     std::vector<Endpoint *> probed;
     // A copy: a peer lost here (and any the engine closes on hearing it)

@@ -5,7 +5,8 @@
  * rank 0 under callgrind with collection on only around its UCP calls, and
  * the wait for the pong begun only once rank 1 says (through FLAG_FILE) that
  * it has posted it. Run it with UCX_TLS=posix,self (UCX's shared-memory
- * transport) to set it beside rdmx's sm, or rc_v,self beside rdmx's rc. The two ranks find each other through files next to FLAG_FILE
+ * transport) to set it beside rdmx's sm, or rc_v,self beside rdmx's rc.
+ * The two ranks find each other through files next to FLAG_FILE
  * (FLAG_FILE.addr0/.addr1: their worker addresses); the rank comes from
  * OMPI_COMM_WORLD_RANK (mpirun launches both).
  *
