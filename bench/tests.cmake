@@ -164,6 +164,15 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(bench_perf_report PROPERTIES LABELS unit TIMEOUT 60 PASS_REGULAR_EXPRESSION "perf report: OK")
 endif()
 
+# bed-probe (compare.sh's reading of the machine's speed): prints one
+# positive figure of milliseconds, and refuses a bad count with exit 2
+# naming it.
+add_test(NAME bench_bed_probe COMMAND sh -c
+  "out=$(\"$1\" 1000000) && echo \"$out\" | grep -Eq '^[0-9]+[.][0-9]$' || { echo \"bad output: $out\"; exit 1; };
+   \"$1\" 12x 2>&1; test $? -eq 2 || { echo 'a bad count was not refused'; exit 1; }; echo bed-probe OK" _ $<TARGET_FILE:bed-probe>)
+set_tests_properties(bench_bed_probe PROPERTIES LABELS unit TIMEOUT 30
+  PASS_REGULAR_EXPRESSION "got '12x'.*bed-probe OK")
+
 # rdmx-info --json parses, even with quotes, backslashes and control
 # characters in a setting (its strings go through nlohmann::json).
 if(TARGET rdmx-info)

@@ -5,7 +5,7 @@
 # Usage: scripts/perf/compare.sh [--build DIR] [--reps N] [--metrics LIST] [--out FILE] [--raw DIR]
 #                                [--budget S] [--check]
 #
-#   --build DIR     build tree holding bench/rdmx-bench and bench/rdmx-bench-mpi (default: build)
+#   --build DIR     build tree holding bench/rdmx-bench, bench/rdmx-bench-mpi and bench/bed-probe (default: build)
 #   --reps N        interleaved repetitions of every run (default 5)
 #   --metrics LIST  comma-separated subset of lat,bw,mr (default: all three)
 #   --out FILE      markdown file whose perf:begin/perf:end block is replaced
@@ -70,10 +70,11 @@ budget_default=$((200 * reps * n_metrics / 3))
 build="$(cd -- "$build" 2>/dev/null && pwd -P)" || die "no build directory '$build' (configure and build first, see docs/performance.md)"
 bench="$build/bench/rdmx-bench"
 bench_mpi="$build/bench/rdmx-bench-mpi"
-for b in "$bench" "$bench_mpi"; do
-  [ -x "$b" ] || die "missing $b: cmake --build $build --target rdmx-bench rdmx-bench-mpi"
+probe="$build/bench/bed-probe"
+for b in "$bench" "$bench_mpi" "$probe"; do
+  [ -x "$b" ] || die "missing $b: cmake --build $build --target rdmx-bench rdmx-bench-mpi bed-probe"
 done
-for c in python3 mpirun ib_send_lat ib_write_bw ib_read_bw ib_send_bw timeout; do
+for c in python3 mpirun ib_send_lat ib_write_bw ib_read_bw ib_send_bw timeout taskset; do
   command -v "$c" >/dev/null 2>&1 || die "'$c' not found (scripts/deps.sh installs rdmx's packages)"
 done
 if [ "$outfile" != - ]; then
@@ -101,6 +102,8 @@ PERF_REPS=$reps
 PERF_BUDGET=$budget
 PERF_BENCH=$(printf '%q' "$bench")
 PERF_BENCH_MPI=$(printf '%q' "$bench_mpi")
+PERF_PROBE=$(printf '%q' "$probe")
+PERF_PROBE_N=${PERF_PROBE_N:-40}
 PERF_PT_TIMEOUT=${PERF_PT_TIMEOUT:-120}
 PERF_MPI_TIMEOUT=${PERF_MPI_TIMEOUT:-120}
 PERF_PT_PORT=${PERF_PT_PORT:-18515}

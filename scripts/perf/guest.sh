@@ -114,6 +114,22 @@ pkts() {  # packets sent so far by DEV (or -)
   echo "ucx=$(dpkg-query -W -f='${Version}' libucx0 2>/dev/null)"
 } >"$out/meta.env" 2>/dev/null
 
+# ------------------------------------------------- the machine's speed ---
+# bed-probe (bench/bed_probe.c: a fixed loop, no memory traffic) timed
+# PERF_PROBE_N times, on each CPU in turn, before any measurement. The CPUs
+# under an emulated bed change speed within a second (the loop's time jumps
+# between two levels about 3 x apart); the spread of these readings says how
+# unsteady the bed was in this boot, which the latency spread must be read
+# against (docs/performance.md, "Reading the 8 B results").
+if [ -x "${PERF_PROBE:-}" ]; then
+  readings="" ncpu="$(nproc)"
+  for ((i = 0; i < ${PERF_PROBE_N:-40}; i++)); do
+    ms="$(taskset -c $((i % ncpu)) "$PERF_PROBE" 2>/dev/null)" && readings+="$ms,"
+  done
+  echo "bed_probe=${readings%,}" >>"$out/meta.env"
+  unset readings ncpu ms i
+fi
+
 # ----------------------------------------------------------- recording ---
 budget_left() { [ $((SECONDS - t_start)) -lt "$PERF_BUDGET" ]; }
 

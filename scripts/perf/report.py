@@ -434,6 +434,9 @@ class Report:
         self.out(f"- **Where**: {where}, kernel {meta.get('kernel', '?')}, {meta.get('vcpus', '?')} vCPUs, {mem_s}; "
                  f"host {host.get('host_cpus', '?')} CPUs, load average {host.get('load_start', '?')} at the start, "
                  f"{host.get('load_end', '?')} at the end.")
+        bed = self.bed_line(meta)
+        if bed:
+            self.out(bed)
         self.out(f"- **Devices**: rank 0 / server on {meta.get('dev0', '?')} ({meta.get('addr0', '?')}), rank 1 / client on "
                  f"{meta.get('dev1', '?')} ({meta.get('addr1', '?')}); active MTU {meta.get('active_mtu', '?')}.")
         self.out(f"- **Software**: perftest {meta.get('perftest', '?')} (package {meta.get('perftest_pkg', '?')}), "
@@ -508,6 +511,21 @@ class Report:
         self.detail()
         self.runs_summary()
         self.out(END)
+
+    @staticmethod
+    def bed_line(meta):
+        """How steady the machine ran: guest.sh's bed-probe readings, or None."""
+        ms = sorted(x for x in (to_float(t) for t in meta.get("bed_probe", "").split(",")) if x is not None and x > 0)
+        if not ms:
+            return None
+
+        def rank(permille):  # nearest rank, as the latency percentiles
+            return ms[max(0, math.ceil(permille * len(ms) / 1000) - 1)]
+
+        lo, hi = rank(100), rank(900)
+        return (f"- **Bed speed**: `bed-probe` (a fixed loop, each vCPU in turn, before the runs) took "
+                f"{ms[0]:.1f}-{ms[-1]:.1f} ms over {len(ms)} readings: p10 {lo:.1f}, median {median(ms):.1f}, "
+                f"p90 {hi:.1f} (p90/p10 {hi / lo:.2f}; a steady machine gives about 1.0).")
 
     def lat_iters(self, tool, size):
         cfg = self.r.cfg

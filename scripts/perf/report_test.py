@@ -66,7 +66,10 @@ def make_raw(d, reps, modes, legacy=False):
     if not legacy:
         cfg += ["PERF_LAT_SCALE=0.1", 'PERF_METRICS="lat bw mr"', f'PERF_RDMX_PROGRESS="{" ".join(modes)}"']
     write(os.path.join(d, "config.env"), "\n".join(cfg) + "\n")
-    write(os.path.join(d, "meta.env"), "in_vm=1\ndev0=rxe0 gid0=1 addr0=10.55.0.1\ndev1=rxe1 gid1=1 addr1=10.55.0.2\n")
+    meta = "in_vm=1\ndev0=rxe0 gid0=1 addr0=10.55.0.1\ndev1=rxe1 gid1=1 addr1=10.55.0.2\n"
+    if not legacy:
+        meta += "bed_probe=16.0,16.5,50.2,17.0,48.0,-\n"  # '-' is not a reading
+    write(os.path.join(d, "meta.env"), meta)
     tools = ["rdmx"] if legacy else ["rdmx-" + m for m in modes]
     runs = []
 
@@ -141,7 +144,8 @@ def main():
                "| rdmx caller | 3 | 21.5 | 20.5 | 22.5 | 1.10 | 20.0 | 1.04 | 0 | **no** |",
                "| rdmx thread | 3 | 45.0 | 30.0 | 60.0 | 2.00 | 26.0 | 1.60 | 1 | **no** |",
                "| lat p99 | 8 B | rdmx thread | 50.0 | 51.0 | 52.0 |",
-               "rdmx-bench(-mpi) latency --iters-scale 0.1 (1000 iterations up to 8 KiB, 100 above)")
+               "rdmx-bench(-mpi) latency --iters-scale 0.1 (1000 iterations up to 8 KiB, 100 above)",
+               "took 16.0-50.2 ms over 5 readings: p10 16.0, median 17.0, p90 50.2 (p90/p10 3.14;")
 
         caller = os.path.join(top, "caller")
         make_raw(caller, 3, ["caller"])
@@ -163,6 +167,8 @@ def main():
             fail(f"an older raw directory gave exit {rc}", out)
         expect(out, "| 8 B latency <= 1.05 x ib_send_lat (rdmx) | 21.5 | 21.0 | 1.02 | <= 1.05 | **MET** |",
                "| 8 B | rdmx | 21.5 | - | - | - | ")
+        if "Bed speed" in out:
+            fail("a bed speed line without bed-probe readings", out)
     print("perf report: OK")
 
 
