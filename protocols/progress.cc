@@ -145,8 +145,14 @@ RDMX_SLOW_PATH static void run_deferred(Ctx *c) {
     // and a system call per spin (several microseconds emulated) showed up
     // in small-message latency; every 64th poll still cost 2-3% of a
     // spinning wait.
-    if (!housekeeping && (++c->poll_calls & 15) == 0 && fast_ns() >= c->housekeeping_ns) housekeeping = true;
-    if (housekeeping) c->housekeeping_ns = fast_ns() + kHousekeepingNs;
+    // One clock read per gate: the 16th poll reads it to decide, and that
+    // same reading sets the next deadline.
+    if (housekeeping) {
+        c->housekeeping_ns = fast_ns() + kHousekeepingNs;
+    } else if ((++c->poll_calls & 15) == 0) {
+        const uint64_t now = fast_ns();
+        if (now >= c->housekeeping_ns) housekeeping = true, c->housekeeping_ns = now + kHousekeepingNs;
+    }
     int total = 0;
     // sm is a final class: called through its own type the call is direct
     // (and inlined under LTO), not through the Transport table; and given
