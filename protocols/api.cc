@@ -104,6 +104,25 @@ rdmx_status_t do_irecv(const Handle &h, int space, void *buf, size_t len, int so
 
 namespace {
 
+// rdmx_irecv_in's body; `async`: the application may compute after it
+// without waiting (rdmx_irecv), not wait at once (rdmx_recv).
+RDMX_HOT_INLINE rdmx_status_t irecv_entry(rdmx_context_h ctx, int sp, void *buf, size_t len, int source, int tag,
+                                          rdmx_request_h *req_p, bool async) {
+    Handle h;
+    if (rdmx_status_t st = check_p2p("rdmx_irecv", ctx, &h, sp, buf, len, source, true, tag, req_p)) {
+        if (req_p != nullptr) *req_p = nullptr;
+        return st;
+    }
+    if (async) rdmx::wake_if_deep(h.c);
+    // One store of *req_p, whatever the outcome: the request once it exists
+    // (a failure after that, e.g. out of memory starting a rendezvous, still
+    // hands it back to be waited on), NULL if its allocation failed.
+    rdmx_request_h out = nullptr;
+    const rdmx_status_t st = guarded("rdmx_irecv", [&] { return irecv_impl(h, sp, buf, len, source, tag, &out); });
+    *req_p = out;
+    return st;
+}
+
 // rdmx_waitall over requests of one live context, all valid (the usual
 // case): one pin, one wait for the whole array (every progress pass serves
 // them all), one lock to free them. False: something else is in the array;
@@ -231,25 +250,14 @@ rdmx_status_t rdmx_isend_in(rdmx_context_h ctx, rdmx_tagspace_t space, const voi
     const int sp = rdmx::raw_enum(space);
     Handle h;
     if (rdmx_status_t st = check_p2p("rdmx_isend", ctx, &h, sp, buf, len, dest, false, tag, req_p)) return st;
+    rdmx::wake_if_deep(h.c);
     return guarded("rdmx_isend", [&] { return isend_impl(h, sp, buf, len, dest, tag, req_p, false); });
 }
 
 RDMX_HOT_ENTRY
 rdmx_status_t rdmx_irecv_in(rdmx_context_h ctx, rdmx_tagspace_t space, void *buf, size_t len, int source, int tag,
                             rdmx_request_h *req_p) {
-    const int sp = rdmx::raw_enum(space);
-    Handle h;
-    if (rdmx_status_t st = check_p2p("rdmx_irecv", ctx, &h, sp, buf, len, source, true, tag, req_p)) {
-        if (req_p != nullptr) *req_p = nullptr;
-        return st;
-    }
-    // One store of *req_p, whatever the outcome: the request once it exists
-    // (a failure after that, e.g. out of memory starting a rendezvous, still
-    // hands it back to be waited on), NULL if its allocation failed.
-    rdmx_request_h out = nullptr;
-    const rdmx_status_t st = guarded("rdmx_irecv", [&] { return irecv_impl(h, sp, buf, len, source, tag, &out); });
-    *req_p = out;
-    return st;
+    return irecv_entry(ctx, rdmx::raw_enum(space), buf, len, source, tag, req_p, true);
 }
 
 RDMX_HOT_ENTRY
@@ -262,6 +270,7 @@ rdmx_status_t rdmx_issend(rdmx_context_h ctx, const void *buf, size_t len, int d
     const int sp = RDMX_TAGSPACE_USER;
     Handle h;
     if (rdmx_status_t st = check_p2p("rdmx_issend", ctx, &h, sp, buf, len, dest, false, tag, req_p)) return st;
+    rdmx::wake_if_deep(h.c);
     return guarded("rdmx_issend", [&] { return do_isend(h, sp, buf, len, dest, tag, req_p, true); });
 }
 
@@ -290,7 +299,7 @@ rdmx_status_t rdmx_send(rdmx_context_h ctx, const void *buf, size_t len, int des
 RDMX_HOT_ENTRY
 rdmx_status_t rdmx_recv(rdmx_context_h ctx, void *buf, size_t len, int source, int tag, rdmx_msg_info_t *info_p) {
     rdmx_request_h r = nullptr;
-    rdmx_status_t st = rdmx_irecv(ctx, buf, len, source, tag, &r);
+    rdmx_status_t st = irecv_entry(ctx, RDMX_TAGSPACE_USER, buf, len, source, tag, &r, false);
     return st != RDMX_OK ? st : rdmx_wait(&r, info_p);
 }
 
@@ -309,6 +318,7 @@ rdmx_status_t rdmx_test(rdmx_request_h *req, int *done_p, rdmx_msg_info_t *info_
     return guarded("rdmx_test", [&] {
         if (r->done.load(std::memory_order_acquire) == 0) {
             rdmx::note_app_call(r->ctx);
+            rdmx::wake_if_deep(r->ctx);
             rdmx::progress(r->ctx, false);
         }
         if (r->done.load(std::memory_order_acquire) == 0) return RDMX_INPROGRESS;

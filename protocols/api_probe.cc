@@ -107,6 +107,7 @@ rdmx_status_t iprobe_common(const char *fn, rdmx_context_h ctx, int source, int 
         if (info_p != nullptr) *info_p = kProcNullInfo;
         return RDMX_OK;
     }
+    rdmx::wake_if_deep(h.c);  // a polling loop of probes may compute between them
     return guarded(fn, [&] { return probe_once(h, source, tag, take, found_p, msg_p, info_p); });
 }
 

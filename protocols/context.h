@@ -167,6 +167,15 @@ struct rdmx_context final : rdmx::TransportSink {
     // the progress thread stays off the CPU; it takes over once a whole
     // delegated sleep passes without a call.
     std::atomic<uint32_t> app_calls{0};
+    // Set while the progress thread sleeps longer than its base delegated
+    // sleep (its sleeps lengthen while the application keeps driving
+    // progress: DelegatedPace, protocols/progress.cc). The next nonblocking
+    // call wakes it (wake_if_deep), so work that call starts and leaves to
+    // the background is taken over at the base pace.
+    std::atomic<bool> delegate_deep{false};
+    // Delegated sleeps that ended by their timeout (test hook: a measure of
+    // how often the progress thread wakes beside a busy application).
+    std::atomic<uint64_t> delegated_timeouts{0};
     // Bumped (engine lock held) when a message joins the unexpected queue or a
     // peer is lost: what a blocking probe waits for.
     std::atomic<uint64_t> change_epoch{0};
@@ -306,6 +315,37 @@ void wait_request(Ctx *c, rdmx_request *r);
 // (progress.cc: a short sleep doubles it up to `cap`, a long one halves it
 // down to `floor`).
 uint64_t next_spin_budget(uint64_t budget, uint64_t asleep_ns, uint64_t floor, uint64_t cap);
+
+// The progress thread's delegated sleep (while the application drives
+// progress). Each sleep that times out doubles the length it has grown to
+// (from kBaseMs up to kMaxMs); the next sleep takes that length when the
+// application is inside a wait at the time, else kBaseMs (it may be about
+// to compute, and the thread takes over once a whole sleep passes without
+// a call). A nonblocking call that wakes a lengthened sleep
+// (wake_if_deep) sets the length back to kBaseMs and holds it there for
+// kHoldSleeps timeouts, so that a loop of nonblocking calls and waits,
+// which would cut every lengthened sleep short, keeps the base pace rather
+// than waking the thread twice per base sleep. A blocking ping-pong never
+// wakes it: its sleeps reach kMaxMs, and the progress thread stops
+// preempting its application a hundred times a second.
+struct DelegatedPace {
+    static constexpr int kBaseMs = 10;
+    static constexpr int kMaxMs = 160;
+    static constexpr int kHoldSleeps = 8;
+    int level = kBaseMs;  // the length grown to
+    int ms = kBaseMs;     // the next sleep's length
+    int hold = 0;         // timeouts left before the length may grow again
+    bool deep() const { return ms > kBaseMs; }
+    void timed_out(bool app_waits) {
+        if (hold > 0) --hold;
+        else level = level * 2 < kMaxMs ? level * 2 : kMaxMs;
+        ms = app_waits ? level : kBaseMs;
+    }
+    void woken() {  // a wake-up through the eventfd: a nonblocking call, or a waiter leaving work
+        if (level > kBaseMs) hold = kHoldSleeps;
+        level = ms = kBaseMs;
+    }
+};
 // Returns once every non-null request of reqs[0..n) is done (all of ctx c).
 void wait_all(Ctx *c, rdmx_request *const *reqs, size_t n);
 // Returns once at least one non-null request of reqs[0..n) is done (all of ctx c).
@@ -333,6 +373,16 @@ inline bool peer_usable(Ctx *c, int peer) {
 // a load and a store, not a locked add (two racing callers may bump it once).
 inline void note_app_call(Ctx *c) {
     c->app_calls.store(c->app_calls.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
+// A nonblocking call (isend, issend, irecv, test, iprobe) may start work
+// and leave it to the background while the application computes: if the
+// progress thread is in a lengthened sleep, wake it (once; the thread
+// re-arms the flag only for its next lengthened sleep). One relaxed load
+// otherwise; never set without a progress thread.
+RDMX_SLOW_PATH void wake_delegate(Ctx *c);
+inline void wake_if_deep(Ctx *c) {
+    if (c->delegate_deep.load(std::memory_order_relaxed)) wake_delegate(c);
 }
 
 struct WaitScope {

@@ -21,9 +21,6 @@
 
 namespace rdmx {
 
-// How long the progress thread sleeps while the application drives progress,
-// and so how soon after the application's last call it takes over.
-constexpr int kDelegatedSleepMs = 10;
 // How often a spinning caller also runs the transports' slow checks (CM and
 // async events, keepalives, dead local processes) and the watchdog: a
 // disconnect or port event is noticed within a millisecond.
@@ -296,7 +293,8 @@ WaitScope::WaitScope(Ctx *ctx) : c(ctx) {
 }
 
 // The last waiter leaving hands progress back to the progress thread at once
-// when something is still in flight (it may be asleep for kDelegatedSleepMs).
+// when something is still in flight (it may be asleep for up to
+// DelegatedPace::kMaxMs).
 WaitScope::~WaitScope() {
     if (!c->engine_mt) return;
     if (c->app_waiting.fetch_sub(1, std::memory_order_acq_rel) != 1 || c->wake_fd < 0 ||
@@ -409,12 +407,13 @@ void wait_any(Ctx *c, rdmx_request *const *reqs, size_t n) {
 // too would make this thread run beside the application's whenever
 // completions flow; on two emulated CPUs with two ranks that cost a sixth of
 // the 8-byte message rate (docs/design/protocols.md).
-// Returns true when kicked through the wake-up fd (see WaitScope): work is in
-// flight and nobody waits, so this thread should take over at once.
+// Returns kKicked when woken through the wake-up fd: the last waiter left
+// work in flight (WaitScope) and this thread should take over at once, or
+// a nonblocking call found the sleep lengthened (wake_if_deep).
 // The descriptors of sleep_delegated, gathered under the engine lock only
 // when fds_gen says they changed (a peer lost): this thread then sleeps and
-// wakes every kDelegatedSleepMs without touching the lock the application
-// is using. (Taking it every sleep meant that, on two busy CPUs, the lock
+// wakes every delegated sleep (DelegatedPace) without touching the lock the
+// application is using. (Taking it every sleep meant that, on two busy CPUs, the lock
 // was now and then held by a preempted progress thread while the
 // application spun for it: milliseconds in the latency tail.)
 struct DelegatedFds {
@@ -422,10 +421,19 @@ struct DelegatedFds {
     uint64_t gen = ~uint64_t{0};
 };
 
-static bool sleep_delegated(Ctx *c, DelegatedFds *d) {
+enum class Woke { kTimeout, kEvents, kKicked };
+
+void wake_delegate(Ctx *c) {
+    if (!c->delegate_deep.exchange(false, std::memory_order_acq_rel)) return;  // another call woke it
+    uint64_t one = 1;
+    ssize_t w = write(c->wake_fd, &one, sizeof(one));
+    (void)w;
+}
+
+static Woke sleep_delegated(Ctx *c, DelegatedFds *d, int sleep_ms, bool deep) {
     if (!c->transport) {
         block_on_fds(c, 1, false, true);
-        return false;
+        return Woke::kEvents;
     }
     SleepFds &s = d->s;
     const uint64_t gen = c->fds_gen.load(std::memory_order_acquire);
@@ -436,7 +444,16 @@ static bool sleep_delegated(Ctx *c, DelegatedFds *d) {
         gather_fds(c, &s);
         d->gen = gen;
     }
-    if (poll(s.fds, s.n, kDelegatedSleepMs) <= 0) return false;
+    // Deep: a nonblocking call wakes this sleep (wake_if_deep). The flag is
+    // cleared after the poll whatever woke it; a wake-up written meanwhile
+    // ends the next sleep at once, which then counts as a kick.
+    if (deep) c->delegate_deep.store(true, std::memory_order_release);
+    const int ready = poll(s.fds, s.n, sleep_ms);
+    if (deep) c->delegate_deep.store(false, std::memory_order_relaxed);
+    if (ready <= 0) {
+        c->delegated_timeouts.fetch_add(1, std::memory_order_relaxed);
+        return Woke::kTimeout;
+    }
     const bool with_wake = c->wake_fd >= 0;
     const bool kicked = with_wake && (s.fds[s.n - 1].revents & POLLIN);
     if (kicked) drain_wake_fd(c);
@@ -449,14 +466,14 @@ static bool sleep_delegated(Ctx *c, DelegatedFds *d) {
         c->lock.lock();
         (void)progress_unlock(c, true);
     }
-    return kicked;
+    return kicked ? Woke::kKicked : Woke::kEvents;
 }
 
 // One thread per process drives progress at a time: two per rank (the
 // application's and this one) on a busy or emulated machine fight for the
 // CPUs the transport itself needs (on Soft-RoCE, the kernel's packet work).
 // So while the application drives progress (it waits, or has called in
-// during the last kDelegatedSleepMs) this thread sleeps on the CM, async and
+// during its last delegated sleep) this thread sleeps on the CM, async and
 // wake-up fds only (sleep_delegated). It takes over when a whole sleep
 // passes without a call (the application computes) or when the last waiter
 // leaves work in flight (kick); then it spins a tenth of RDMX_SPIN_US after
@@ -468,16 +485,23 @@ static void progress_main(Ctx *c, std::promise<void> *placed) {
     uint64_t last_busy = fast_ns();
     uint32_t seen = c->app_calls.load(std::memory_order_relaxed);
     DelegatedFds delegated;
+    DelegatedPace pace;
     unsigned spins = 0;
     while (!c->stop.load(std::memory_order_acquire)) {
         const uint32_t calls = c->app_calls.load(std::memory_order_relaxed);
         if (c->app_waiting.load(std::memory_order_acquire) > 0 || calls != seen) {
             seen = calls;
-            const bool kicked = sleep_delegated(c, &delegated);
-            if (kicked) seen = c->app_calls.load(std::memory_order_relaxed);
+            const Woke woke = sleep_delegated(c, &delegated, pace.ms, pace.deep());
+            if (woke == Woke::kKicked) {
+                seen = c->app_calls.load(std::memory_order_relaxed);
+                pace.woken();
+            } else if (woke == Woke::kTimeout) {
+                pace.timed_out(c->app_waiting.load(std::memory_order_relaxed) > 0);
+            }
             last_busy = fast_ns();
             continue;
         }
+        pace = DelegatedPace{};  // taking over: the application went quiet
         if (progress(c, false) > 0) {
             last_busy = fast_ns();
             continue;

@@ -26,6 +26,10 @@ void release_send_completions(rdmx_context_h ctx) {
     if (notify) notify_waiters(ctx);
 }
 
+uint64_t delegated_timeouts(rdmx_context_h ctx) {
+    return ctx == nullptr ? 0 : ctx->delegated_timeouts.load(std::memory_order_relaxed);
+}
+
 rdmx_status_t check_engine(rdmx_context_h ctx, std::string *why) {
     why->clear();
     if (ctx == nullptr || !ctx->rc) return RDMX_OK;

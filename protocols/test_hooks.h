@@ -22,4 +22,9 @@ void release_send_completions(rdmx_context_h ctx);
 // RDMX_ERR_INTERNAL with *why saying which and where.
 rdmx_status_t check_engine(rdmx_context_h ctx, std::string *why);
 
+// How many of the progress thread's delegated sleeps (while the application
+// drives progress) have ended by their timeout since rdmx_init: how often
+// the thread woke beside a busy application. 0 without a progress thread.
+uint64_t delegated_timeouts(rdmx_context_h ctx);
+
 }  // namespace rdmx

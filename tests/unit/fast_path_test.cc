@@ -1,8 +1,10 @@
 // The small-message fast path on a job of one rank: sends that complete at
 // post get no request, the thread level decides the engine lock, rdmx_waitall
-// takes NULL handles beside pending ones, and the spin budget adapts.
+// takes NULL handles beside pending ones, and the spin budget and the
+// progress thread's delegated sleep adapt.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -191,6 +193,50 @@ TEST(SpinBudget, ShortSleepDoublesUpToTheCap) {
     EXPECT_EQ(rdmx::next_spin_budget(200 * kUs, 50 * kUs, 200 * kUs, 5000 * kUs), 400 * kUs);
     EXPECT_EQ(rdmx::next_spin_budget(4000 * kUs, 1 * kUs, 200 * kUs, 5000 * kUs), 5000 * kUs);
     EXPECT_EQ(rdmx::next_spin_budget(5000 * kUs, 1 * kUs, 200 * kUs, 5000 * kUs), 5000 * kUs);
+}
+
+// ---- the progress thread's delegated sleep (context.h) ------------------------
+
+TEST(DelegatedPace, TimeoutsWhileTheApplicationWaitsLengthenTheSleepUpToTheCap) {
+    rdmx::DelegatedPace p;
+    EXPECT_EQ(p.ms, rdmx::DelegatedPace::kBaseMs);
+    EXPECT_FALSE(p.deep());
+    p.timed_out(true);
+    EXPECT_EQ(p.ms, 2 * rdmx::DelegatedPace::kBaseMs);
+    EXPECT_TRUE(p.deep());
+    for (int i = 0; i < 20; ++i) p.timed_out(true);
+    EXPECT_EQ(p.ms, rdmx::DelegatedPace::kMaxMs);
+}
+
+TEST(DelegatedPace, ApplicationOutsideAWaitGetsOneBaseSleepAndKeepsTheLength) {
+    rdmx::DelegatedPace p;
+    for (int i = 0; i < 3; ++i) p.timed_out(true);
+    const int grown = p.ms;
+    p.timed_out(false);  // it may be about to compute: take over at the base pace
+    EXPECT_EQ(p.ms, rdmx::DelegatedPace::kBaseMs);
+    EXPECT_FALSE(p.deep());
+    p.timed_out(true);
+    EXPECT_EQ(p.ms, std::min(4 * grown, rdmx::DelegatedPace::kMaxMs));
+}
+
+TEST(DelegatedPace, AWakeUpFromALongSleepHoldsTheBasePace) {
+    rdmx::DelegatedPace p;
+    for (int i = 0; i < 4; ++i) p.timed_out(true);
+    p.woken();
+    EXPECT_EQ(p.ms, rdmx::DelegatedPace::kBaseMs);
+    for (int i = 0; i < rdmx::DelegatedPace::kHoldSleeps; ++i) {
+        p.timed_out(true);
+        EXPECT_EQ(p.ms, rdmx::DelegatedPace::kBaseMs) << "timeout " << i << " of the hold";
+    }
+    p.timed_out(true);
+    EXPECT_EQ(p.ms, 2 * rdmx::DelegatedPace::kBaseMs) << "lengthens again after the hold";
+}
+
+TEST(DelegatedPace, AWakeUpAtTheBasePaceSetsNoHold) {
+    rdmx::DelegatedPace p;
+    p.woken();
+    p.timed_out(true);
+    EXPECT_EQ(p.ms, 2 * rdmx::DelegatedPace::kBaseMs);
 }
 
 TEST(SpinBudget, LongSleepHalvesDownToTheFloor) {

@@ -22,10 +22,21 @@
 //            (injected DEVICE_FATAL) must complete both; rank 1 stays until it
 //            loses rank 0. Skipped (77) where windows are off: they need the
 //            registration cache, which sanitizer runtimes turn off.
+//   quiet  - (np 2, RDMX_PROGRESS=thread) a blocking 8-byte ping-pong for
+//            1.5 s: rank 0's progress thread, asleep while its application
+//            drives progress, must wake by timeout at most half as often as
+//            its base pace (every 10 ms) would make it: its sleeps lengthen
+//            (DelegatedPace). Then rank 0 posts a nonblocking receive of a
+//            rendezvous message and computes 3 s without calling rdmx; the
+//            receive wakes the lengthened sleep, the progress thread takes
+//            over, and rank 1's blocking send of it must return within the
+//            first half of the computation.
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "fault_util.h"
 #include "protocols/fault_inject.h"
@@ -157,6 +168,66 @@ void t_reuse(rdmx_context_h ctx, int me) {
     std::printf("reuse: rank 0 OK\n");
 }
 
+// ---- quiet --------------------------------------------------------------
+
+constexpr double kQuietPingPongS = 1.5;
+constexpr double kQuietComputeS = 3.0;
+constexpr double kQuietBaseSleepS = 0.010;  // DelegatedPace::kBaseMs
+constexpr size_t kQuietBig = 1u << 20;      // rendezvous
+constexpr int64_t kQuietStop = -1;
+
+void t_quiet(rdmx_context_h ctx, int me) {
+    std::vector<uint8_t> big(kQuietBig);
+    int64_t v = 0;
+    if (me == 1) {
+        for (;;) {  // pong until rank 0 says stop
+            RT_OK(rdmx_recv(ctx, &v, sizeof v, 0, 1, nullptr));
+            if (v == kQuietStop) break;
+            RT_OK(rdmx_send(ctx, &v, sizeof v, 0, 1));
+        }
+        RT_OK(rdmx_recv(ctx, &v, sizeof v, 0, 3, nullptr));  // rank 0's receive is posted
+        rt::fill(big, 1, 2);
+        const auto t0 = rt::Clock::now();
+        RT_OK(rdmx_send(ctx, big.data(), big.size(), 0, 2));  // returns once rank 0 has the bytes
+        const double took = since(t0);
+        RT_OK(rdmx_send(ctx, &took, sizeof took, 0, 4));
+        return;
+    }
+    const uint64_t before = rdmx::delegated_timeouts(ctx);
+    const auto t0 = rt::Clock::now();
+    long iters = 0;
+    for (; since(t0) < kQuietPingPongS; ++iters) {
+        v = iters;
+        RT_OK(rdmx_send(ctx, &v, sizeof v, 1, 1));
+        RT_OK(rdmx_recv(ctx, &v, sizeof v, 1, 1, nullptr));
+        RT_CHECK(v == iters, "pong %ld carried %lld", iters, static_cast<long long>(v));
+    }
+    const double pinged = since(t0);
+    const uint64_t wakes = rdmx::delegated_timeouts(ctx) - before;
+    v = kQuietStop;
+    RT_OK(rdmx_send(ctx, &v, sizeof v, 1, 1));
+    std::printf("quiet: %ld round trips in %.2f s, the progress thread woke %llu times by timeout (%.0f at its "
+                "base pace)\n", iters, pinged, static_cast<unsigned long long>(wakes), pinged / kQuietBaseSleepS);
+    RT_CHECK(static_cast<double>(wakes) <= pinged / kQuietBaseSleepS / 2,
+             "the progress thread woke %llu times in %.2f s of blocking ping-pong: its sleeps did not lengthen",
+             static_cast<unsigned long long>(wakes), pinged);
+    rdmx_request_h r = nullptr;
+    RT_OK(rdmx_irecv(ctx, big.data(), big.size(), 1, 2, &r));
+    RT_OK(rdmx_send(ctx, &v, sizeof v, 1, 3));
+    const auto c0 = rt::Clock::now();
+    volatile uint64_t work = 0;
+    while (since(c0) < kQuietComputeS) work = work + 1;
+    RT_OK(rt::wait_bounded(&r, 30, "the rendezvous receive"));
+    double took = 0;
+    RT_OK(rdmx_recv(ctx, &took, sizeof took, 1, 4, nullptr));
+    const size_t bad = rt::verify(big.data(), big.size(), 1, 2, big.size());
+    RT_CHECK(bad == SIZE_MAX, "rendezvous payload wrong at byte %zu", bad);
+    RT_CHECK(took < kQuietComputeS / 2, "rank 1's send took %.3f s while rank 0 computed %.1f s without calls: "
+             "no background progress after the lengthened sleeps", took, kQuietComputeS);
+    std::printf("quiet: rank 1's rendezvous send returned after %.3f s of rank 0's %.1f s computation\n", took,
+                kQuietComputeS);
+}
+
 // ---- invdev -------------------------------------------------------------
 
 constexpr size_t kInvBytes = 256u * 1024;
@@ -246,12 +317,15 @@ int main(int argc, char **argv) {
             return 77;
         }
         t_invdev(ctx, me);
+    } else if (which == "quiet") {
+        RT_CHECK(np == 2, "quiet needs 2 ranks");
+        t_quiet(ctx, me);
     } else {
         RT_CHECK(false, "unknown case %s", which.c_str());
     }
     // After an injected failure finalize may report it; the full-queue run must end clean.
     rdmx_status_t st = rdmx_finalize(ctx);
-    if (which == "sqfull") RT_OK(st);
+    if (which == "sqfull" || which == "quiet") RT_OK(st);
     std::printf("engine %s: rank %d OK\n", which.c_str(), me);
     return 0;
 }
