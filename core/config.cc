@@ -150,6 +150,7 @@ private:
 
 std::string show_size(const size_t &v) { return std::to_string(v); }
 std::string show_unsigned(const unsigned &v) { return std::to_string(v); }
+std::string show_spin(const unsigned &v) { return v == Config::kSpinAuto ? "auto" : std::to_string(v); }
 std::string show_double(const double &v) { return std::to_string(v); }
 std::string show_int(const int &v) { return std::to_string(v); }
 std::string show_str(const std::string &v) { return v.empty() ? "(auto)" : v; }
@@ -164,6 +165,13 @@ bool p_unsigned(const char *s, unsigned *o) {
     if (!parse_size(s, &v) || v > 0xffffffffu) return false;
     *o = static_cast<unsigned>(v);
     return true;
+}
+bool p_spin(const char *s, unsigned *o) {
+    if (std::strcmp(s, "auto") == 0) {
+        *o = Config::kSpinAuto;
+        return true;
+    }
+    return p_unsigned(s, o) && *o != Config::kSpinAuto;
 }
 bool p_int(const char *s, int *o) {
     char *end = nullptr;
@@ -431,8 +439,9 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
                     u.connect_timeout > 0, u.connect_timeout, parse_double, show_double);
     r.field<double>("RDMX_PEER_TIMEOUT", "seconds to wait for a peer at finalize and in transfers", &peer_timeout,
                     u.peer_timeout > 0, u.peer_timeout, parse_double, show_double);
-    r.field<unsigned>("RDMX_SPIN_US", "microseconds a wait busy-polls before sleeping (the progress thread: a tenth)", &spin_us, false, 0u,
-                      p_unsigned, show_unsigned);
+    r.field<unsigned>("RDMX_SPIN_US", "microseconds a wait busy-polls before sleeping (the progress thread: a tenth); "
+                      "auto: 2000 where each local rank has a CPU of its own, 200 where they outnumber the CPUs",
+                      &spin_us, false, 0u, p_spin, show_spin);
     r.field<unsigned>("RDMX_SPIN_MAX_US", "microseconds the spin may grow to when waits keep ending just after "
                       "falling asleep (RDMX_SPIN_US or less: a fixed spin)", &spin_max_us, false, 0u, p_unsigned,
                       show_unsigned);
@@ -489,7 +498,7 @@ rdmx_status_t Config::load(const rdmx_config_t *cfg) {
         RDMX_ERROR("config: RDMX_LAZY_PEERS=%u must be in [1, 1048576]", lazy_peers);
         return RDMX_ERR_INVALID_ARG;
     }
-    if (spin_max_us < spin_us) spin_max_us = spin_us;  // a fixed spin
+    if (spin_us != kSpinAuto && spin_max_us < spin_us) spin_max_us = spin_us;  // a fixed spin
     if (unexpected_max == 0) {
         RDMX_ERROR("config: RDMX_UNEXPECTED_MAX=0: at least one unexpected message must be keepable");
         return RDMX_ERR_INVALID_ARG;

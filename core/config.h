@@ -56,7 +56,15 @@ struct Config {
     std::string log_file;          // RDMX_LOG_FILE: "" = stderr; %h %r %p expand (core/log.h)
     double connect_timeout = 60.0;
     double peer_timeout = 30.0;
-    unsigned spin_us = 200;        // RDMX_SPIN_US: a wait busy-polls this long before sleeping
+    // RDMX_SPIN_US: a wait busy-polls this long before sleeping. auto
+    // (kSpinAuto): kSpinSpareCpuUs where every local rank has a CPU of its
+    // own, kSpinCrowdedUs where they outnumber the CPUs (protocols/context.cc,
+    // set_spin_bounds). The progress thread spins a tenth of kSpinCrowdedUs, or
+    // of the value set.
+    static constexpr unsigned kSpinAuto = ~0u;
+    static constexpr unsigned kSpinSpareCpuUs = 2000;
+    static constexpr unsigned kSpinCrowdedUs = 200;
+    unsigned spin_us = kSpinAuto;
     unsigned spin_max_us = 5000;   // RDMX_SPIN_MAX_US: how far that budget may grow (progress.cc, adapt_spin)
     unsigned sq_depth = 128;       // RDMX_SQ_DEPTH: send-queue slots per connection (a testing knob)
     // RDMX_YIELD: whether a spinning wait gives up its CPU after each empty

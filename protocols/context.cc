@@ -61,6 +61,20 @@ void record_cpus(BootRecord *mine) {
         if (CPU_ISSET(cpu, &set)) mine->cpu_mask[cpu / 64] |= 1ull << (cpu % 64);
 }
 
+// The spin budget's bounds. RDMX_SPIN_US=auto spins long where every local
+// rank has a CPU of its own: a wait that outlasts the spin sleeps, and the
+// sleep and its wake-up (arming the CQ, poll, the scheduler) lengthen an
+// iteration that was already slow; a few such iterations per thousand set
+// a run's average (docs/design/protocols.md, "The adaptive spin"). Crowded,
+// a spinning rank holds the CPU a peer needs: a short spin, then sleep.
+void set_spin_bounds(Ctx *c, bool crowded) {
+    const unsigned us = c->cfg.spin_us != Config::kSpinAuto ? c->cfg.spin_us
+                        : crowded                           ? Config::kSpinCrowdedUs
+                                                            : Config::kSpinSpareCpuUs;
+    c->spin_floor_ns = uint64_t{us} * 1000;
+    c->spin_cap_ns = std::max(c->spin_floor_ns, uint64_t{c->cfg.spin_max_us} * 1000);
+}
+
 // Whether idle waits yield (RDMX_YIELD): auto yields when the ranks on our
 // host outnumber the CPUs they may run on together (the union of their
 // affinity masks; a mask reaching past CPU 255 counts its size instead).
@@ -81,9 +95,12 @@ void decide_yield(Ctx *c, const BootRecord &mine, const std::vector<BootRecord> 
     cpus = std::max<size_t>({cpus, widest, 1});
     const bool crowded = local > cpus;
     c->yield_idle = c->cfg.yield == Config::YieldMode::kAlways || (c->cfg.yield == Config::YieldMode::kAuto && crowded);
-    RDMX_INFO("%zu rank(s) on this host, %zu CPU(s) between them: idle waits %s (RDMX_YIELD=%s)", local, cpus,
-              c->yield_idle ? "yield the CPU" : "spin",
-              c->cfg.yield == Config::YieldMode::kAuto ? "auto" : c->yield_idle ? "always" : "never");
+    set_spin_bounds(c, crowded);
+    RDMX_INFO("%zu rank(s) on this host, %zu CPU(s) between them: idle waits %s (RDMX_YIELD=%s), spin %llu us "
+              "before sleeping (RDMX_SPIN_US=%s)", local, cpus, c->yield_idle ? "yield the CPU" : "spin",
+              c->cfg.yield == Config::YieldMode::kAuto ? "auto" : c->yield_idle ? "always" : "never",
+              static_cast<unsigned long long>(c->spin_floor_ns / 1000),
+              c->cfg.spin_us == Config::kSpinAuto ? "auto" : "set");
 }
 
 // Round one: every rank's record; rank 0's random draw is the job's key.
@@ -285,7 +302,7 @@ void set_thread_level(Ctx *c) {
     c->check_args = c->cfg.check_args != RDMX_CHECK_HANDLES;
     c->engine_mt = c->app_mt || progress_thread;
     c->progress_thread_on = progress_thread;
-    c->spin_ns.store(static_cast<uint64_t>(c->cfg.spin_us) * 1000ull, std::memory_order_relaxed);
+    c->spin_ns.store(c->spin_floor_ns, std::memory_order_relaxed);
     c->lock.set_enabled(c->engine_mt);
     RDMX_DEBUG("thread level %s%s: engine lock %s", c->app_mt ? "multiple" : "single",
                progress_thread ? " with a progress thread" : "", c->engine_mt ? "on" : "off");
@@ -400,6 +417,13 @@ rdmx_status_t context_finalize(Ctx *c) {
     }
     cancel_leftovers(c);
     notify_waiters(c);  // threads asleep in a wait or a probe: their requests are done now
+    // How often waits fell asleep and the progress thread woke beside a busy
+    // application: what a latency tail longer than the wire's comes from.
+    RDMX_DEBUG("progress: %llu wait(s) outlasted the spin and slept (budget now %llu us); %llu delegated "
+               "sleep(s) of the progress thread timed out",
+               static_cast<unsigned long long>(c->wait_sleeps.load(std::memory_order_relaxed)),
+               static_cast<unsigned long long>(c->spin_ns.load(std::memory_order_relaxed) / 1000),
+               static_cast<unsigned long long>(c->delegated_timeouts.load(std::memory_order_relaxed)));
     return RDMX_OK;
 }
 

@@ -99,10 +99,15 @@ struct rdmx_context final : rdmx::TransportSink {
     // context.cc, decide_yield): with more ranks than CPUs, a rank that spins
     // holds the CPU its peer needs to answer, for a whole scheduler slice.
     bool yield_idle = false;
-    // A wait's spin budget, ns: RDMX_SPIN_US, adapted up to RDMX_SPIN_MAX_US
-    // (progress.cc, adapt_spin). Read and written by waiting threads without
-    // the lock: a lost update only delays the adaptation by one wait.
+    // A wait's spin budget, ns: from spin_floor_ns, adapted up to
+    // spin_cap_ns (progress.cc, adapt_spin). Read and written by waiting
+    // threads without the lock: a lost update only delays the adaptation by
+    // one wait.
     std::atomic<uint64_t> spin_ns{0};
+    // RDMX_SPIN_US as resolved at bring-up (auto: by how crowded the host
+    // is; context.cc, decide_yield) and RDMX_SPIN_MAX_US, never below it.
+    uint64_t spin_floor_ns = uint64_t{rdmx::Config::kSpinCrowdedUs} * 1000;
+    uint64_t spin_cap_ns = spin_floor_ns;
     // Bumped (engine lock held) when the transports' descriptors may have
     // changed: the progress thread's delegated sleep regathers them then.
     std::atomic<uint64_t> fds_gen{0};
@@ -176,6 +181,9 @@ struct rdmx_context final : rdmx::TransportSink {
     // Delegated sleeps that ended by their timeout (test hook: a measure of
     // how often the progress thread wakes beside a busy application).
     std::atomic<uint64_t> delegated_timeouts{0};
+    // Waits that outlasted their spin budget and slept (the adaptive spin,
+    // progress.cc): logged at finalize, with the budget they left.
+    std::atomic<uint64_t> wait_sleeps{0};
     // Bumped (engine lock held) when a message joins the unexpected queue or a
     // peer is lost: what a blocking probe waits for.
     std::atomic<uint64_t> change_epoch{0};

@@ -321,9 +321,13 @@ uint64_t next_spin_budget(uint64_t budget, uint64_t asleep_ns, uint64_t floor, u
 }
 
 RDMX_SLOW_PATH static void adapt_spin(Ctx *c, uint64_t budget, uint64_t asleep_ns) {
-    const uint64_t next = next_spin_budget(budget, asleep_ns, static_cast<uint64_t>(c->cfg.spin_us) * 1000ull,
-                                           static_cast<uint64_t>(c->cfg.spin_max_us) * 1000ull);
-    if (next != budget) c->spin_ns.store(next, std::memory_order_relaxed);
+    const uint64_t next = next_spin_budget(budget, asleep_ns, c->spin_floor_ns, c->spin_cap_ns);
+    c->wait_sleeps.fetch_add(1, std::memory_order_relaxed);
+    if (next == budget) return;
+    c->spin_ns.store(next, std::memory_order_relaxed);
+    RDMX_DEBUG("progress: spin budget %llu -> %llu us (a wait slept %llu us)",
+               static_cast<unsigned long long>(budget / 1000), static_cast<unsigned long long>(next / 1000),
+               static_cast<unsigned long long>(asleep_ns / 1000));
 }
 
 // Spins (driving progress) until a spin budget (RDMX_SPIN_US, adapted: see
@@ -481,7 +485,10 @@ static Woke sleep_delegated(Ctx *c, DelegatedFds *d, int sleep_ms, bool deep) {
 static void progress_main(Ctx *c, std::promise<void> *placed) {
     apply_progress_placement(c);
     placed->set_value();
-    const uint64_t spin_ns = static_cast<uint64_t>(c->cfg.spin_us) * 100ull;
+    // A tenth of the crowded spin (or of RDMX_SPIN_US when set): this thread
+    // spins while the application computes, on a CPU it may need.
+    const unsigned spin_us = c->cfg.spin_us != Config::kSpinAuto ? c->cfg.spin_us : Config::kSpinCrowdedUs;
+    const uint64_t spin_ns = uint64_t{spin_us} * 100;
     uint64_t last_busy = fast_ns();
     uint32_t seen = c->app_calls.load(std::memory_order_relaxed);
     DelegatedFds delegated;

@@ -30,6 +30,14 @@ uint64_t delegated_timeouts(rdmx_context_h ctx) {
     return ctx == nullptr ? 0 : ctx->delegated_timeouts.load(std::memory_order_relaxed);
 }
 
+unsigned spin_floor_us(rdmx_context_h ctx) {
+    return ctx == nullptr ? 0 : static_cast<unsigned>(ctx->spin_floor_ns / 1000);
+}
+
+uint64_t wait_sleeps(rdmx_context_h ctx) {
+    return ctx == nullptr ? 0 : ctx->wait_sleeps.load(std::memory_order_relaxed);
+}
+
 rdmx_status_t check_engine(rdmx_context_h ctx, std::string *why) {
     why->clear();
     if (ctx == nullptr || !ctx->rc) return RDMX_OK;

@@ -27,4 +27,10 @@ rdmx_status_t check_engine(rdmx_context_h ctx, std::string *why);
 // the thread woke beside a busy application. 0 without a progress thread.
 uint64_t delegated_timeouts(rdmx_context_h ctx);
 
+// The spin budget a wait starts from (RDMX_SPIN_US as resolved at bring-up:
+// auto depends on how crowded the host is), in microseconds; 0 for NULL.
+unsigned spin_floor_us(rdmx_context_h ctx);
+// How many waits have outlasted their spin and slept since rdmx_init.
+uint64_t wait_sleeps(rdmx_context_h ctx);
+
 }  // namespace rdmx

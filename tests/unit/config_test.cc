@@ -128,7 +128,8 @@ TEST_F(ConfigLoadTest, Defaults) {
     EXPECT_EQ(c.log_level, 1);
     EXPECT_DOUBLE_EQ(c.connect_timeout, 60.0);
     EXPECT_DOUBLE_EQ(c.peer_timeout, 30.0);
-    EXPECT_EQ(c.spin_us, 200u);
+    EXPECT_EQ(c.spin_us, Config::kSpinAuto) << "auto: resolved at bring-up by how crowded the host is";
+    EXPECT_EQ(entry(c, "RDMX_SPIN_US")->value, "auto");
     EXPECT_EQ(c.allgather, nullptr);
     EXPECT_EQ(c.rank, -1);
     EXPECT_EQ(c.size, -1);
@@ -200,6 +201,25 @@ TEST_F(ConfigLoadTest, EmptyEnvironmentValueCountsAsUnset) {
     EXPECT_EQ(entry(c, "RDMX_EAGER_LIMIT")->source, ConfigSource::kDefault);
 }
 
+// RDMX_SPIN_US: "auto" is the default spelled out; a value set is kept, and
+// RDMX_SPIN_MAX_US below it fixes the spin there. auto leaves the maximum
+// alone (the floor is chosen at bring-up).
+TEST_F(ConfigLoadTest, SpinAutoAndSet) {
+    setenv("RDMX_SPIN_US", "auto", 1);
+    setenv("RDMX_SPIN_MAX_US", "1", 1);
+    Config a;
+    ASSERT_EQ(a.load(nullptr), RDMX_OK);
+    EXPECT_EQ(a.spin_us, Config::kSpinAuto);
+    EXPECT_EQ(a.spin_max_us, 1u);
+    EXPECT_EQ(entry(a, "RDMX_SPIN_US")->source, ConfigSource::kEnvironment);
+    setenv("RDMX_SPIN_US", "300", 1);
+    Config s;
+    ASSERT_EQ(s.load(nullptr), RDMX_OK);
+    EXPECT_EQ(s.spin_us, 300u);
+    EXPECT_EQ(s.spin_max_us, 300u) << "a maximum below the floor is a fixed spin";
+    EXPECT_EQ(entry(s, "RDMX_SPIN_US")->value, "300");
+}
+
 TEST_F(ConfigLoadTest, StructBeatsEnvironment) {
     setenv("RDMX_EAGER_LIMIT", "4k", 1);
     setenv("RDMX_DEVICE", "from_env", 1);
@@ -248,6 +268,7 @@ TEST_F(ConfigLoadTest, BadEnvironmentValuesAreInvalid) {
         {"RDMX_LOG_LEVEL", "-1"},         {"RDMX_LOG_LEVEL", "debug"},      {"RDMX_CONNECT_TIMEOUT", "0"},
         {"RDMX_CONNECT_TIMEOUT", "-3"},   {"RDMX_CONNECT_TIMEOUT", "soon"}, {"RDMX_PEER_TIMEOUT", "1s"},
         {"RDMX_PEER_TIMEOUT", "nan"},     {"RDMX_SPIN_US", "-1"},           {"RDMX_SPIN_US", "5000000000"},
+        {"RDMX_SPIN_US", "4294967295"},   {"RDMX_SPIN_US", "AUTO"},
         {"RDMX_BOOTSTRAP", "pmi3"},       {"RDMX_BOOTSTRAP", "PMIX"},
     };
     for (auto [var, val] : bad) {

@@ -31,9 +31,19 @@
 //            receive wakes the lengthened sleep, the progress thread takes
 //            over, and rank 1's blocking send of it must return within the
 //            first half of the computation.
+//   spin   - (np 2, RDMX_PROGRESS=caller, RDMX_SPIN_MAX_US below the floor: a
+//            fixed budget) rank 1 computes 300 us before each of 40 replies.
+//            With a CPU each, RDMX_SPIN_US=auto spins 2 ms: at most a quarter
+//            of rank 0's waits may sleep; RDMX_SPIN_US=100: at least three
+//            quarters must. With "crowded" both ranks pin themselves to CPU 0
+//            first, and auto must come to 200 us.
+#include <sched.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -282,6 +292,59 @@ void t_invdev(rdmx_context_h ctx, int me) {
     std::printf("invdev: rank 0 OK\n");
 }
 
+// ---- spin ---------------------------------------------------------------
+
+// RDMX_SPIN_US=auto: ranks with a CPU each spin kSpinSpareCpuUs before a
+// wait sleeps, so a wait of a few hundred microseconds (the peer computes
+// before answering) is spun through; crowded onto one CPU ("crowded": both
+// ranks pin themselves to CPU 0 before rdmx_init) the budget is
+// kSpinCrowdedUs. RDMX_SPIN_MAX_US below the floor fixes the budget (no
+// adaptation), so the count of sleeps shows which budget the waits used.
+constexpr int kSpinRounds = 40;
+constexpr double kSpinComputeS = 300e-6;
+
+void t_spin(rdmx_context_h ctx, int me, bool crowded) {
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) < rdmx_size(ctx)) crowded = true;
+    const char *set = std::getenv("RDMX_SPIN_US");
+    const unsigned want = set != nullptr ? static_cast<unsigned>(std::atoi(set)) : crowded ? 200u : 2000u;
+    const unsigned floor_us = rdmx::spin_floor_us(ctx);
+    RT_CHECK(floor_us == want, "rank %d: waits start from a %u us spin, want %u (%s, RDMX_SPIN_US %s)", me, floor_us,
+             want, crowded ? "fewer CPUs than ranks" : "a CPU each", set != nullptr ? set : "auto");
+    int64_t v = 0;
+    if (me == 1) {
+        for (int i = 0; i < kSpinRounds; ++i) {
+            RT_OK(rdmx_recv(ctx, &v, sizeof v, 0, 1, nullptr));
+            const auto c0 = rt::Clock::now();
+            while (since(c0) < kSpinComputeS) {
+            }
+            RT_OK(rdmx_send(ctx, &v, sizeof v, 0, 1));
+        }
+        return;
+    }
+    const uint64_t before = rdmx::wait_sleeps(ctx);
+    for (int i = 0; i < kSpinRounds; ++i) {
+        v = i;
+        RT_OK(rdmx_send(ctx, &v, sizeof v, 1, 1));
+        RT_OK(rdmx_recv(ctx, &v, sizeof v, 1, 1, nullptr));
+        RT_CHECK(v == i, "reply %d carried %lld", i, static_cast<long long>(v));
+    }
+    const uint64_t slept = rdmx::wait_sleeps(ctx) - before;
+    std::printf("spin: %u us budget, %llu of %d waits for a reply %.0f us away slept\n", floor_us,
+                static_cast<unsigned long long>(slept), kSpinRounds, kSpinComputeS * 1e6);
+    // Crowded, the ranks take turns on the CPU (a spinning wait yields it):
+    // rank 0 runs again once rank 1 has answered, and no wait outlasts its
+    // spin. With a CPU each, the budget decides; a loaded machine may preempt
+    // either rank now and then: a quarter of slack each way.
+    if (crowded) return;
+    if (floor_us * 1e-6 >= 4 * kSpinComputeS)
+        RT_CHECK(slept <= kSpinRounds / 4, "%llu of %d waits slept with a %u us spin",
+                 static_cast<unsigned long long>(slept), kSpinRounds, floor_us);
+    else if (floor_us * 1e-6 < kSpinComputeS / 1.5)
+        RT_CHECK(slept >= kSpinRounds * 3 / 4, "only %llu of %d waits slept with a %u us spin",
+                 static_cast<unsigned long long>(slept), kSpinRounds, floor_us);
+}
+
 // Open MPI's rank, before rdmx_init knows it: rank-dependent settings.
 int launcher_rank() {
     const char *s = std::getenv("OMPI_COMM_WORLD_RANK");
@@ -297,6 +360,12 @@ int main(int argc, char **argv) {
     // PutFin all flow; receivers follow the sender's choice).
     if (which != "reuse" && launcher_rank() >= 0)
         setenv("RDMX_RNDV_PROTO", launcher_rank() % 2 == 0 ? "get" : "put", 1);
+    if (which == "spin" && argc > 2 && std::string(argv[2]) == "crowded") {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(0, &one);
+        RT_CHECK(sched_setaffinity(0, sizeof one, &one) == 0, "sched_setaffinity(CPU 0): %s", std::strerror(errno));
+    }
     rdmx_config_t cfg;
     rdmx_config_init(&cfg);
     cfg.peer_timeout = 10.0;
@@ -320,12 +389,15 @@ int main(int argc, char **argv) {
     } else if (which == "quiet") {
         RT_CHECK(np == 2, "quiet needs 2 ranks");
         t_quiet(ctx, me);
+    } else if (which == "spin") {
+        RT_CHECK(np == 2, "spin needs 2 ranks");
+        t_spin(ctx, me, argc > 2 && std::string(argv[2]) == "crowded");
     } else {
         RT_CHECK(false, "unknown case %s", which.c_str());
     }
     // After an injected failure finalize may report it; the full-queue run must end clean.
     rdmx_status_t st = rdmx_finalize(ctx);
-    if (which == "sqfull" || which == "quiet") RT_OK(st);
+    if (which == "sqfull" || which == "quiet" || which == "spin") RT_OK(st);
     std::printf("engine %s: rank %d OK\n", which.c_str(), me);
     return 0;
 }
