@@ -33,10 +33,10 @@
 //            first half of the computation.
 //   spin   - (np 2, RDMX_PROGRESS=caller, RDMX_SPIN_MAX_US below the floor: a
 //            fixed budget) rank 1 sleeps 300 us before each of 40 replies.
-//            With a CPU each, RDMX_SPIN_US=auto spins 2 ms: at most half of
-//            rank 0's waits may sleep (a loaded machine preempts); RDMX_SPIN_US=100: at least three
-//            quarters must. With "crowded" both ranks pin themselves to CPU 0
-//            first, and auto must come to 200 us.
+//            With a CPU each, RDMX_SPIN_US=auto spins 2 ms: at most a
+//            quarter of rank 0's waits may sleep; with RDMX_SPIN_US=100 at
+//            least half must. With "crowded" both ranks pin themselves to
+//            CPU 0 first, and auto must come to 200 us.
 #include <sched.h>
 
 #include <cerrno>
