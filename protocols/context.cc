@@ -327,8 +327,10 @@ rdmx_status_t context_init(Ctx *c, const rdmx_config_t *cfg) {
     c->peers[static_cast<size_t>(c->rank)].t = c->self_lane.get();
     c->peers[static_cast<size_t>(c->rank)].self = true;
     if (c->size > 1) {
-        if ((st = open_lanes(c)) != RDMX_OK) return st;
+        if ((st = open_lanes(c)) != RDMX_OK) return st;  // decides the spin with the yield
         c->transport = true;
+    } else {
+        set_spin_bounds(c, false);  // a job of one: no other rank to crowd its CPUs
     }
     for (Transport *t : c->transports)
         if (t != c->sm_lane) c->polled.push_back(t);
