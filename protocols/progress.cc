@@ -5,6 +5,7 @@
 // transports' descriptors (completion channel, CM and async fds, shared
 // memory wake-ups), so many ranks on few cores still progress.
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -483,6 +484,9 @@ static Woke sleep_delegated(Ctx *c, DelegatedFds *d, int sleep_ms, bool deep) {
 // leaves work in flight (kick); then it spins a tenth of RDMX_SPIN_US after
 // its last completion and sleeps on every fd, the completion channel too.
 static void progress_main(Ctx *c, std::promise<void> *placed) {
+    // Named so top -H, perf and scheduler traces tell it from the
+    // application's threads (15 characters at most).
+    pthread_setname_np(pthread_self(), "rdmx-progress");
     apply_progress_placement(c);
     placed->set_value();
     // A tenth of the crowded spin (or of RDMX_SPIN_US when set): this thread
