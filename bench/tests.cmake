@@ -162,6 +162,11 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME bench_perf_report COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/perf/report_test.py
     ${Python3_EXECUTABLE})
   set_tests_properties(bench_perf_report PROPERTIES LABELS unit TIMEOUT 60 PASS_REGULAR_EXPRESSION "perf report: OK")
+  # scripts/perf/sched_trace.py (compare.sh --trace's reading of the
+  # scheduler traces) on a made-up trace.
+  add_test(NAME bench_sched_trace COMMAND ${Python3_EXECUTABLE}
+    ${PROJECT_SOURCE_DIR}/scripts/perf/sched_trace_test.py ${Python3_EXECUTABLE})
+  set_tests_properties(bench_sched_trace PROPERTIES LABELS unit TIMEOUT 60 PASS_REGULAR_EXPRESSION "sched trace: OK")
 endif()
 
 # bed-probe (compare.sh's reading of the machine's speed): prints one

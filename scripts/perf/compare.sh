@@ -3,7 +3,7 @@
 # Soft-RoCE guest (or natively on a host with RDMA devices).
 #
 # Usage: scripts/perf/compare.sh [--build DIR] [--reps N] [--metrics LIST] [--out FILE] [--raw DIR]
-#                                [--budget S] [--check]
+#                                [--budget S] [--check] [--trace]
 #
 #   --build DIR     build tree holding bench/rdmx-bench, bench/rdmx-bench-mpi and bench/bed-probe (default: build)
 #   --reps N        interleaved repetitions of every run (default 5)
@@ -14,6 +14,10 @@
 #   --budget S      seconds of measuring after which remaining runs are skipped
 #                   (default 200 per rep of all three metrics)
 #   --check         exit 1 if a target is missed or a component failed
+#   --trace         record a scheduler trace of every latency run and print
+#                   what it shows (scripts/perf/sched_trace.py); the tracing
+#                   perturbs the figures, so the report is printed, not
+#                   written, unless --out is given
 #
 # Inside one guest (scripts/vm/run.sh), for each rep and each metric, it runs
 # perftest, then rdmx-bench-mpi on Open MPI (pml ucx, rc_v), then rdmx-bench on
@@ -28,7 +32,7 @@ die() { echo "$prog: error: $*" >&2; exit 2; }
 here="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 top="$(cd -- "$here/../.." && pwd -P)"
 
-usage() { sed -n '5,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 build="$top/build"
 reps=5
@@ -37,14 +41,16 @@ outfile="$top/docs/performance.md"
 rawdir=""
 budget=""
 check=0
+trace=0
+out_given=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) [ $# -ge 2 ] || die "--build needs a value"; build="$2"; shift 2 ;;
     --build=*) build="${1#*=}"; shift ;;
     --reps) [ $# -ge 2 ] || die "--reps needs a value"; reps="$2"; shift 2 ;;
     --reps=*) reps="${1#*=}"; shift ;;
-    --out) [ $# -ge 2 ] || die "--out needs a value"; outfile="$2"; shift 2 ;;
-    --out=*) outfile="${1#*=}"; shift ;;
+    --out) [ $# -ge 2 ] || die "--out needs a value"; outfile="$2"; out_given=1; shift 2 ;;
+    --out=*) outfile="${1#*=}"; out_given=1; shift ;;
     --raw) [ $# -ge 2 ] || die "--raw needs a value"; rawdir="$2"; shift 2 ;;
     --raw=*) rawdir="${1#*=}"; shift ;;
     --metrics) [ $# -ge 2 ] || die "--metrics needs a value"; metrics="$2"; shift 2 ;;
@@ -52,6 +58,7 @@ while [ $# -gt 0 ]; do
     --budget) [ $# -ge 2 ] || die "--budget needs a value"; budget="$2"; shift 2 ;;
     --budget=*) budget="${1#*=}"; shift ;;
     --check) check=1; shift ;;
+    --trace) trace=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
   esac
@@ -59,6 +66,7 @@ done
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || die "--reps wants a positive integer, got '$reps'"
 [[ "$metrics" =~ ^(lat|bw|mr)(,(lat|bw|mr))*$ ]] || die "--metrics wants a comma-separated subset of lat,bw,mr, got '$metrics'"
 metrics="${metrics//,/ }"
+[ "$trace" = 1 ] && [ "$out_given" = 0 ] && outfile=-
 n_metrics=$(wc -w <<<"$metrics")
 # Three contenders measured about 90 s per rep of every metric on an idle
 # host; four, with 1,000-iteration latency runs, take about a third more.
@@ -124,6 +132,7 @@ PERF_BW_SCALE=${PERF_BW_SCALE:-0.1}
 PERF_PT_BW_BYTES=${PERF_PT_BW_BYTES:-67108864}
 PERF_PT_BW_MIN_ITERS=${PERF_PT_BW_MIN_ITERS:-20}
 PERF_PT_BW_MAX_ITERS=${PERF_PT_BW_MAX_ITERS:-2000}
+PERF_TRACE=$trace
 PERF_MR_SIZE=${PERF_MR_SIZE:-8}
 PERF_MR_WINDOW=${PERF_MR_WINDOW:-64}
 PERF_MR_ITERS=${PERF_MR_ITERS:-100}
@@ -155,4 +164,12 @@ cmdline="scripts/perf/compare.sh --reps $reps"
 [ "$budget" != "$budget_default" ] && cmdline+=" --budget $budget"
 report=(python3 "$here/report.py" "$rawdir" --out "$outfile" --bed-status "$vrc" --command "$cmdline")
 [ "$check" = 1 ] && report+=(--check)
+if [ "$trace" = 1 ]; then
+  [ "$outfile" != - ] && cmdline+=" --trace"
+  "${report[@]}" || rc=$?
+  echo
+  echo "## Scheduler traces of the latency runs (raw/*.trace.gz)"
+  python3 "$here/sched_trace.py" "$rawdir"
+  exit "${rc:-0}"
+fi
 "${report[@]}"

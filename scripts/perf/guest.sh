@@ -130,6 +130,36 @@ if [ -x "${PERF_PROBE:-}" ]; then
   unset readings ncpu ms i
 fi
 
+# ------------------------------------------------------------- tracing ---
+# PERF_TRACE=1 (compare.sh --trace): an ftrace of every rdmx-bench(-mpi)
+# latency run, for scripts/perf/sched_trace.py. Scheduling, wake-ups,
+# softirqs and system-call entries, on the monotonic clock, with each
+# event's process id; 30 MB per CPU holds a run of a few seconds.
+tracefs=/sys/kernel/tracing
+trace_on=0
+if [ "${PERF_TRACE:-0}" = 1 ]; then
+  mountpoint -q "$tracefs" || mount -t tracefs nodev "$tracefs" 2>/dev/null
+  if [ -w "$tracefs/tracing_on" ]; then
+    echo 0 >"$tracefs/tracing_on"
+    echo 30000 >"$tracefs/buffer_size_kb"
+    echo mono >"$tracefs/trace_clock"
+    echo 1 >"$tracefs/options/record-tgid"
+    for e in sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new irq/softirq_entry \
+             irq/softirq_exit raw_syscalls/sys_enter; do
+      echo 1 >"$tracefs/events/$e/enable"
+    done
+    trace_on=1
+  else
+    note "warning: no tracefs at $tracefs: runs are not traced"
+  fi
+fi
+trace_start() { [ "$trace_on" = 1 ] && echo >"$tracefs/trace" && echo 1 >"$tracefs/tracing_on"; }
+trace_stop() {  # trace_stop FILE: FILE.trace.gz
+  [ "$trace_on" = 1 ] || return 0
+  echo 0 >"$tracefs/tracing_on"
+  gzip -1 -c "$tracefs/trace" >"$1.trace.gz"
+}
+
 # ----------------------------------------------------------- recording ---
 budget_left() { [ $((SECONDS - t_start)) -lt "$PERF_BUDGET" ]; }
 
@@ -224,6 +254,7 @@ bench() {
   rm -f "$f.json"
   snap_counters "$f.before"
   a0="$(pkts "$dev0")" a1="$(pkts "$dev1")"
+  [ "$metric" = lat ] && trace_start
   if [ "$tool" = ompi ]; then
     # One app context per rank, each with its own device (UCX_NET_DEVICES);
     # rc_v + self only, so nothing goes through shared memory.
@@ -245,6 +276,7 @@ bench() {
       >"$f.txt" 2>&1 </dev/null
   fi
   rc=$?
+  [ "$metric" = lat ] && trace_stop "$f"
   if [ "$rc" != 0 ]; then
     st=failed reason="$(why "$rc" "$f.txt")"
     # The text table is printed as sizes finish: name the last one done.
