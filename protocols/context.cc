@@ -295,7 +295,7 @@ rdmx_status_t open_lanes(Ctx *c) {
 // Measured (docs/performance.md, instructions per 8 B round trip over sm):
 // with a progress thread the lock stays, since that thread runs the same
 // progress code whenever the application computes; taking it uncontended
-// costs one atomic exchange per call.
+// costs a compare-and-swap and releasing it an exchange, per call.
 void set_thread_level(Ctx *c) {
     const bool progress_thread = c->transport && c->cfg.progress == RDMX_PROGRESS_THREAD;
     c->app_mt = c->cfg.threads != RDMX_THREADS_SINGLE;

@@ -14,7 +14,7 @@
 #   --budget S      seconds of measuring after which remaining runs are skipped
 #                   (default 200 per rep of all three metrics)
 #   --check         exit 1 if a target is missed or a component failed
-#   --trace         record a scheduler trace of every latency run and print
+#   --trace         record a scheduler trace of every rdmx-bench(-mpi) latency run and print
 #                   what it shows (scripts/perf/sched_trace.py); the tracing
 #                   perturbs the figures, so the report is printed, not
 #                   written, unless --out is given
@@ -162,14 +162,14 @@ echo "load_end=$(cut -d' ' -f1 /proc/loadavg)" >>"$rawdir/host.env"
 cmdline="scripts/perf/compare.sh --reps $reps"
 [ "$metrics" != "lat bw mr" ] && cmdline+=" --metrics ${metrics// /,}"
 [ "$budget" != "$budget_default" ] && cmdline+=" --budget $budget"
+[ "$trace" = 1 ] && [ "$outfile" != - ] && cmdline+=" --trace"
 report=(python3 "$here/report.py" "$rawdir" --out "$outfile" --bed-status "$vrc" --command "$cmdline")
 [ "$check" = 1 ] && report+=(--check)
 if [ "$trace" = 1 ]; then
-  [ "$outfile" != - ] && cmdline+=" --trace"
   "${report[@]}" || rc=$?
   echo
   echo "## Scheduler traces of the latency runs (raw/*.trace.gz)"
-  python3 "$here/sched_trace.py" "$rawdir"
+  python3 "$here/sched_trace.py" "$rawdir" || echo "$prog: the traces could not be read (see above)" >&2
   exit "${rc:-0}"
 fi
 "${report[@]}"

@@ -144,7 +144,7 @@ if [ "${PERF_TRACE:-0}" = 1 ]; then
     echo 30000 >"$tracefs/buffer_size_kb"
     echo mono >"$tracefs/trace_clock"
     echo 1 >"$tracefs/options/record-tgid"
-    for e in sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new irq/softirq_entry \
+    for e in sched/sched_switch sched/sched_waking sched/sched_wakeup sched/sched_wakeup_new irq/softirq_entry \
              irq/softirq_exit raw_syscalls/sys_enter; do
       echo 1 >"$tracefs/events/$e/enable"
     done
@@ -154,10 +154,11 @@ if [ "${PERF_TRACE:-0}" = 1 ]; then
   fi
 fi
 trace_start() { [ "$trace_on" = 1 ] && echo >"$tracefs/trace" && echo 1 >"$tracefs/tracing_on"; }
-trace_stop() {  # trace_stop FILE: FILE.trace.gz
+trace_stop() {  # trace_stop FILE: FILE.trace.gz, and FILE.trace.stats (events each CPU's buffer lost)
   [ "$trace_on" = 1 ] || return 0
   echo 0 >"$tracefs/tracing_on"
   gzip -1 -c "$tracefs/trace" >"$1.trace.gz"
+  grep -H '^overrun' "$tracefs"/per_cpu/cpu*/stats >"$1.trace.stats" 2>/dev/null
 }
 
 # ----------------------------------------------------------- recording ---

@@ -16,8 +16,14 @@ this prints, over the measured loop only:
   * sched_yield and futex calls by thread name (a waiter spinning on
     sched_yield shows here);
   * every wait longer than --wait-us of a benchmark thread for a CPU: the
-    thread was preempted (by whom) or woken (by whom) and ran again only
-    that much later.
+    thread was preempted (by whom; a thread that called sched_yield shows
+    the same way) or woken (by whom: the waker of sched_waking) and ran
+    again only that much later;
+  * events lost: when a CPU's trace buffer overflowed (raw/*.trace.stats),
+    the counts above are short, and the row says so.
+
+A run of several sizes is read as one loop (its figures are the first
+size's, and the row says how many sizes ran): trace one size.
 
 The measured loop is the longest stretch of NET_RX softirqs with no gap
 over 10 ms: a latency run's bring-up and finish are separated from its
@@ -41,7 +47,7 @@ import statistics
 import sys
 
 # "  comm-123  (  120) [001] d..2.  12.345678: event: fields"
-LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\(\s*[\d-]+\)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)$")
+LINE = re.compile(r"^\s*(.+?)-(\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)$")
 SWITCH = re.compile(
     r"prev_comm=(.+?) prev_pid=(\d+) prev_prio=\d+ prev_state=(\S+) ==> next_comm=(.+?) next_pid=(\d+)")
 WAKEUP = re.compile(r"comm=(.+?) pid=(\d+) prio=\d+ target_cpu=(\d+)")
@@ -58,13 +64,22 @@ class Event:
         self.comm, self.pid, self.cpu, self.t, self.name, self.rest = comm, pid, cpu, t, name, rest
 
 
+KEPT = ("sched_switch", "sched_waking", "sched_wakeup", "sched_wakeup_new", "softirq_entry", "softirq_exit")
+KEPT_CALLS = ("NR %d " % NR_SCHED_YIELD, "NR %d " % NR_FUTEX)
+
+
 def parse(lines):
-    """The trace's events, in order (lines that are not events are skipped)."""
+    """The events this report reads, in order: other events and lines that
+    are not events are dropped as they are read (a full trace holds
+    millions of system-call entries)."""
     out = []
     for line in lines:
         m = LINE.match(line)
-        if m:
-            out.append(Event(m[1], int(m[2]), int(m[3]), float(m[4]), m[5], m[6]))
+        if not m:
+            continue
+        name, rest = m[5], m[6]
+        if name in KEPT or (name == "sys_enter" and rest.startswith(KEPT_CALLS)):
+            out.append(Event(m[1], int(m[2]), int(m[3]), float(m[4]), name, rest))
     return out
 
 
@@ -121,10 +136,14 @@ def waits(events, a, b, min_s):
     for e in events:
         if not a <= e.t <= b:
             continue
-        if e.name in ("sched_wakeup", "sched_wakeup_new"):
+        if e.name == "sched_waking":  # in the waker's context: who woke it
             m = WAKEUP.search(e.rest)
             if m:
                 pending[int(m[2])] = (e.t, "woken by %s on cpu %d" % (e.comm, e.cpu))
+        elif e.name in ("sched_wakeup", "sched_wakeup_new"):  # a trace without sched_waking
+            m = WAKEUP.search(e.rest)
+            if m:
+                pending.setdefault(int(m[2]), (e.t, "woken by %s on cpu %d" % (e.comm, e.cpu)))
         elif e.name == "sched_switch":
             m = SWITCH.search(e.rest)
             if not m:
@@ -145,13 +164,27 @@ def open_text(path):
 
 
 def run_figures(json_path):
-    """(average, p50, p99.9) of the first size in a bench JSON, or None."""
+    """(average, p50, p99.9, sizes) of the first size in a bench JSON (a
+    figure the bench left empty is None), or None."""
     try:
         with open(json_path) as f:
-            row = json.load(f)["tables"][0]["rows"][0]
-        return row[1], row[2], row[4]
-    except (OSError, ValueError, KeyError, IndexError):
+            rows = json.load(f)["tables"][0]["rows"]
+        return rows[0][1], rows[0][2], rows[0][4], len(rows)
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
         return None
+
+
+def lost_events(stats_path):
+    """Events the trace buffers lost (sum of the CPUs' overrun), or 0."""
+    try:
+        with open(stats_path) as f:
+            return sum(int(line.split(":")[-1]) for line in f if "overrun" in line)
+    except (OSError, ValueError):
+        return 0
+
+
+def cell(v, fmt):
+    return "-" if v is None else fmt % v
 
 
 def run_key(path):
@@ -160,7 +193,8 @@ def run_key(path):
 
 
 def report(rawdir, wait_us, max_waits, out):
-    traces = sorted(glob.glob(os.path.join(rawdir, "raw", "r*-lat-*.trace*")), key=run_key)
+    traces = sorted((p for ext in (".trace", ".trace.gz") for p in glob.glob(os.path.join(rawdir, "raw", "r*-lat-*" + ext))),
+                    key=run_key)
     if not traces:
         print("sched_trace: error: no traces in %s/raw (run compare.sh with --trace)" % rawdir, file=sys.stderr)
         return 2
@@ -173,10 +207,17 @@ def report(rawdir, wait_us, max_waits, out):
         with open_text(path) as f:
             events = parse(f)
         win = loop_window(events)
-        fig = run_figures(re.sub(r"\.trace(\.gz)?$", ".json", path))
-        figs = ["%.1f" % fig[0], "%.1f" % fig[1], "%.0f" % fig[2]] if fig else ["-", "-", "-"]
+        base = re.sub(r"\.trace(\.gz)?$", "", path)
+        fig = run_figures(base + ".json")
+        figs = [cell(fig[0], "%.1f"), cell(fig[1], "%.1f"), cell(fig[2], "%.0f")] if fig else ["-", "-", "-"]
+        name = "%s r%d" % (tool, rep)
+        if fig and fig[3] > 1:
+            name += " (%d sizes)" % fig[3]
+        lost = lost_events(base + ".trace.stats")
+        if lost:
+            name += " (%d events lost)" % lost
         if win is None:
-            print("| %s r%d | %s | no NET_RX in the trace | | |" % (tool, rep, " | ".join(figs)), file=out)
+            print("| %s | %s | no NET_RX in the trace | | |" % (name, " | ".join(figs)), file=out)
             continue
         a, b, _ = win
         rx = net_rx_us(events, a, b)
@@ -185,8 +226,8 @@ def report(rawdir, wait_us, max_waits, out):
         for (_, kind), v in n.items():
             by_kind[kind] += v
         w = waits(events, a, b, wait_us / 1e6)
-        print("| %s r%d | %s | %s | %d / %d | %d |" % (
-            tool, rep, " | ".join(figs), " ".join("%d:%.0f" % kv for kv in rx.items()),
+        print("| %s | %s | %s | %d / %d | %d |" % (
+            name, " | ".join(figs), " ".join("%d:%.0f" % kv for kv in rx.items()),
             by_kind["sched_yield"], by_kind["futex"], len(w)), file=out)
         if w or n:
             details.append((tool, rep, a, b, n, w))

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Self-test of scripts/perf/sched_trace.py on a made-up trace (no guest):
 the loop window, the NET_RX medians per vCPU, the sched_yield and futex
-counts, the waits and their causes, and the refusals.
+counts, the waits and their causes (the waker from sched_waking), lost
+events, a run of several sizes, a trace without the tgid column, and the
+refusals.
 
 Usage: sched_trace_test.py [PYTHON]   (prints "sched trace: OK" and exits 0)
 """
@@ -18,7 +20,12 @@ TOOL = os.path.join(HERE, "sched_trace.py")
 PY = sys.argv[1] if len(sys.argv) > 1 else sys.executable
 
 
+TGID = True  # the guest records it (options/record-tgid); a trace may lack it
+
+
 def ev(comm, pid, cpu, t, name, rest):
+    if not TGID:
+        return "%16s-%-7d [%03d] d..2. %12.6f: %s: %s\n" % (comm, pid, cpu, t, name, rest)
     return "%16s-%-7d (%7d) [%03d] d..2. %12.6f: %s: %s\n" % (comm, pid, pid, cpu, t, name, rest)
 
 
@@ -53,6 +60,7 @@ def make_trace():
         lines.append(ev("rdmx-progress", 102, 0, 1.2051 + k * 1e-5, "sys_enter", "NR 24 (0, 0, 0, 0, 0, 0)"))
     lines.append(ev("rdmx-progress", 102, 0, 1.2052, "sys_enter", "NR 202 (7f00, 80, 2, 0, 0, 0)"))
     lines.append(switch(0, 1.207, "rdmx-progress", 102, "S", "rdmx-bench", 100))
+    lines.append(ev("rdmx-progress", 102, 0, 1.2099, "sched_waking", "comm=rdmx-bench pid=101 prio=120 target_cpu=001"))
     lines.append(ev("<idle>", 0, 1, 1.210, "sched_wakeup", "comm=rdmx-bench pid=101 prio=120 target_cpu=001"))
     lines.append(switch(1, 1.2101, "swapper/1", 0, "R", "rdmx-bench", 101))
     # Finish: more packets after a quiet gap, not part of the loop; a long
@@ -99,7 +107,25 @@ def main():
         check("+5.0 ms cpu 0" in out, "the wait's time from the loop's start", out)
         check("rdmx-progress: 3 sched_yield" in out, "the yields by thread", out)
         rc, out, _ = run(d, "--wait-us", "50")
-        check("rdmx-bench/101 waited 100 us (woken by <idle> on cpu 1)" in out, "a lower threshold lists the wake-up", out)
+        check("rdmx-bench/101 waited 200 us (woken by rdmx-progress on cpu 0)" in out,
+              "a lower threshold lists the wake-up, timed from sched_waking and naming the waker", out)
+        # A second run: two sizes, an empty p99.9, lost events, no tgid column.
+        global TGID
+        TGID = False
+        with open(os.path.join(raw, "r3-lat-rdmx-caller.trace"), "w") as f:
+            f.write(make_trace())
+        with open(os.path.join(raw, "r3-lat-rdmx-caller.json"), "w") as f:
+            json.dump({"tables": [{"rows": [[8, 20.0, 18.0, 50.0, None], [16, 21.0, 19.0, 51.0, 90.0]]}]}, f)
+        with open(os.path.join(raw, "r3-lat-rdmx-caller.trace.stats"), "w") as f:
+            f.write("/t/per_cpu/cpu0/stats:overrun: 0\n/t/per_cpu/cpu1/stats:overrun: 12\n")
+        rc, out, err = run(d)
+        row = [l for l in out.splitlines() if l.startswith("| rdmx-caller r3 ")]
+        check(rc == 0 and len(row) == 1, "the second run has a row", out + err)
+        check(".stats" not in out, "one row per trace, none for the .stats files", out)
+        cells = [c.strip() for c in row[0].strip("|").split("|")]
+        check(cells[0] == "rdmx-caller r3 (2 sizes) (12 events lost)", "sizes and lost events named", out)
+        check(cells[1:4] == ["20.0", "18.0", "-"], "an empty figure prints as -", out)
+        check(cells[4] == "0:18 1:40", "read without the tgid column", out)
         for bad in (["--wait-us", "x"], ["--waits", "0"], ["--bogus"], [d, d]):
             rc, _, err = run(*bad)
             check(rc == 2 and "error" in err, "refused: %s" % bad, err)

@@ -8,14 +8,7 @@
  * the pong. So the wait finds the pong on its first progress pass, and the
  * count holds the work of a round trip, never the spinning of a wait, on a
  * loaded host too.
- *
- * The warm-up lasts kWarmup pings and at least kWarmupNs: what the library
- * adapts over its first moments of running (the spin clock calibrates
- * against CLOCK_MONOTONIC over its first 20 ms) is settled before counting,
- * as in any application that runs longer than that. Under callgrind a
- * fixed 200 pings took less than 20 ms, and every 16th counted wait paid
- * the calibration's clock read, which a running application never does.
- * Rank 0 decides when the warm-up ends and says so in each ping.
+ * Counting starts after a warm-up (icount_flag.h).
  *
  * Usage (under mpirun, two ranks, FLAG_FILE an existing file of >= 8 bytes):
  *   icount_pingpong ITERS FLAG_FILE
@@ -25,23 +18,13 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <valgrind/callgrind.h>
 
 #include "icount_flag.h"
 
 #include "rdmx/rdmx.h"
 
-enum { kMsg = 8, kTag = 7, kWarmup = 200 };
-static const int64_t kWarmupNs = 100 * 1000 * 1000;
-/* out[1] of each ping: the phase, which rank 1 follows. */
-enum { kPhaseWarm = 1, kPhaseLastWarm = 2, kPhaseCounted = 3 };
-
-static int64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+enum { kMsg = 8, kTag = 7 };
 
 static void check(rdmx_status_t st, const char *what) {
     if (st != RDMX_OK) {
@@ -51,7 +34,7 @@ static void check(rdmx_status_t st, const char *what) {
 }
 
 static void ping(rdmx_context_h ctx, long i, _Atomic uint64_t *posted, int phase) {
-    const int counted = phase == kPhaseCounted;
+    const int counted = phase == ICOUNT_PHASE_COUNTED;
     char out[kMsg] = {(char)i, (char)phase}, in[kMsg] = {0};
     rdmx_request_h r = NULL;
     if (counted) CALLGRIND_TOGGLE_COLLECT;
@@ -84,12 +67,12 @@ int main(int argc, char **argv) {
     const int me = rdmx_rank(ctx);
     long i = 0;
     if (me == 0) {
-        const int64_t t0 = mono_ns();
-        for (int last = 0; !last; ++i) {
-            last = i + 1 >= kWarmup && mono_ns() - t0 >= kWarmupNs;
-            ping(ctx, i, posted, last ? kPhaseLastWarm : kPhaseWarm);
+        const long long t0 = icount_mono_ns();
+        for (int phase = ICOUNT_PHASE_WARM; phase != ICOUNT_PHASE_LAST_WARM; ++i) {
+            phase = icount_warm_phase(i, t0);
+            ping(ctx, i, posted, phase);
         }
-        for (long n = 0; n < iters; ++n, ++i) ping(ctx, i, posted, kPhaseCounted);
+        for (long n = 0; n < iters; ++n, ++i) ping(ctx, i, posted, ICOUNT_PHASE_COUNTED);
     } else {
         /* Echo until the last warm-up ping, then the counted ones. */
         for (long left = -1; left != 0; ++i) {
@@ -97,8 +80,7 @@ int main(int argc, char **argv) {
             check(rdmx_recv(ctx, buf, kMsg, 0, kTag, NULL), "recv");
             check(rdmx_send(ctx, buf, kMsg, 0, kTag), "send");
             icount_set_posted(posted, i);
-            if (left > 0) --left;
-            else if (buf[1] == kPhaseLastWarm) left = iters;
+            left = icount_pongs_left(left, buf[1], iters);
         }
     }
     check(rdmx_finalize(ctx), "rdmx_finalize");

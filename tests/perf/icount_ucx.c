@@ -24,7 +24,7 @@
 
 #include "icount_flag.h"
 
-enum { kMsg = 8, kWarmup = 200 };
+enum { kMsg = 8 };
 static const ucp_tag_t kTag = 7;
 /* Rank 0 runs under callgrind: in an emulated guest its UCX start-up over
  * rc_v alone takes minutes, and rank 1, started beside it, waits that long
@@ -83,8 +83,9 @@ static void wait_req(ucp_worker_h w, void *req, const char *what) {
     if (st != UCS_OK) die(what, st);
 }
 
-static void ping(ucp_worker_h w, ucp_ep_h ep, long i, _Atomic uint64_t *posted, int counted) {
-    char out[kMsg] = {(char)i}, in[kMsg] = {0};
+static void ping(ucp_worker_h w, ucp_ep_h ep, long i, _Atomic uint64_t *posted, int phase) {
+    const int counted = phase == ICOUNT_PHASE_COUNTED;
+    char out[kMsg] = {(char)i, (char)phase}, in[kMsg] = {0};
     ucp_request_param_t prm = {0};
     if (counted) CALLGRIND_TOGGLE_COLLECT;
     wait_req(w, ucp_tag_send_nbx(ep, out, kMsg, kTag, &prm), "send");
@@ -100,12 +101,14 @@ static void ping(ucp_worker_h w, ucp_ep_h ep, long i, _Atomic uint64_t *posted, 
     }
 }
 
-static void pong(ucp_worker_h w, ucp_ep_h ep, long i, _Atomic uint64_t *posted) {
+/* Echoes ping `i`; returns its phase. */
+static int pong(ucp_worker_h w, ucp_ep_h ep, long i, _Atomic uint64_t *posted) {
     char buf[kMsg];
     ucp_request_param_t prm = {0};
     wait_req(w, ucp_tag_recv_nbx(w, buf, kMsg, kTag, (ucp_tag_t)-1, &prm), "recv");
     wait_req(w, ucp_tag_send_nbx(ep, buf, kMsg, kTag, &prm), "send");
     icount_set_posted(posted, i);
+    return buf[1];
 }
 
 int main(int argc, char **argv) {
@@ -139,9 +142,16 @@ int main(int argc, char **argv) {
     ep_p.address = (const ucp_address_t *)get_addr(argv[2], 1 - me);
     ucp_ep_h ep;
     if ((st = ucp_ep_create(w, &ep_p, &ep)) != UCS_OK) die("ucp_ep_create", st);
-    for (long i = 0; i < kWarmup + iters; ++i) {
-        if (me == 0) ping(w, ep, i, posted, i >= kWarmup);
-        else pong(w, ep, i, posted);
+    long i = 0;  /* counted from 0 over the warm-up and the counted pings (icount_flag.h) */
+    if (me == 0) {
+        const long long t0 = icount_mono_ns();
+        for (int phase = ICOUNT_PHASE_WARM; phase != ICOUNT_PHASE_LAST_WARM; ++i) {
+            phase = icount_warm_phase(i, t0);
+            ping(w, ep, i, posted, phase);
+        }
+        for (long n = 0; n < iters; ++n, ++i) ping(w, ep, i, posted, ICOUNT_PHASE_COUNTED);
+    } else {
+        for (long left = -1; left != 0; ++i) left = icount_pongs_left(left, pong(w, ep, i, posted), iters);
     }
     ucp_request_param_t cp = {0};  /* a flushing close: local on shared memory */
     wait_req(w, ucp_ep_close_nbx(ep, &cp), "ep close");

@@ -3,7 +3,8 @@
  * on rank 0), counted by callgrind around the same calls, with the same
  * shared flag so the wait finds the pong at once. Compared with
  * icount_pingpong's count at RDMX_THREADS=single (what MPI_Init asks for),
- * the difference is the layer's cost per round trip.
+ * the difference is the layer's cost per round trip. Counting starts after
+ * the same warm-up (icount_flag.h).
  * Usage (two ranks under mpirun): icount_mpi ITERS FLAG_FILE */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -15,7 +16,7 @@
 
 #include "icount_flag.h"
 
-enum { kMsg = 8, kTag = 7, kWarmup = 200 };
+enum { kMsg = 8, kTag = 7 };
 
 static void check(int rc, const char *what)
 {
@@ -25,9 +26,10 @@ static void check(int rc, const char *what)
     }
 }
 
-static void ping(long i, _Atomic uint64_t *posted, int counted)
+static void ping(long i, _Atomic uint64_t *posted, int phase)
 {
-    char out[kMsg] = {(char)i}, in[kMsg] = {0};
+    const int counted = phase == ICOUNT_PHASE_COUNTED;
+    char out[kMsg] = {(char)i, (char)phase}, in[kMsg] = {0};
     MPI_Request r = MPI_REQUEST_NULL;
     if (counted) CALLGRIND_TOGGLE_COLLECT;
     check(MPI_Send(out, kMsg, MPI_BYTE, 1, kTag, MPI_COMM_WORLD), "send");
@@ -59,14 +61,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "icount_mpi: needs exactly 2 ranks, got %d\n", size);
         return 2;
     }
-    for (long i = 0; i < kWarmup + iters; ++i) {
-        if (me == 0) {
-            ping(i, posted, i >= kWarmup);
-        } else {
+    long i = 0;
+    if (me == 0) {
+        const long long t0 = icount_mono_ns();
+        for (int phase = ICOUNT_PHASE_WARM; phase != ICOUNT_PHASE_LAST_WARM; ++i) {
+            phase = icount_warm_phase(i, t0);
+            ping(i, posted, phase);
+        }
+        for (long n = 0; n < iters; ++n, ++i) ping(i, posted, ICOUNT_PHASE_COUNTED);
+    } else {
+        for (long left = -1; left != 0; ++i) {
             char buf[kMsg];
             check(MPI_Recv(buf, kMsg, MPI_BYTE, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "recv");
             check(MPI_Send(buf, kMsg, MPI_BYTE, 0, kTag, MPI_COMM_WORLD), "send");
             icount_set_posted(posted, i);
+            left = icount_pongs_left(left, buf[1], iters);
         }
     }
     MPI_Finalize();
