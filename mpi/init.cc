@@ -85,6 +85,7 @@ int do_init(const char *call, int required, int *provided)
                          rdmx_strerror(st));
     s.world = world;
     s.thread_level = required;
+    if (required == MPI_THREAD_MULTIPLE) g_reqs.lock.enable();  // still the only thread in MPI
     g_main_thread = std::this_thread::get_id();
     s.phase.store(Phase::kRunning, std::memory_order_release);
     if (int rc = comm_setup(world)) return rc;

@@ -42,7 +42,7 @@ Request *req_alloc_slow(ReqKind kind, MPI_Comm comm, MPI_Request *handle) {
     if (g_reqs.detached.load(std::memory_order_relaxed) != 0) (void)req_reap();
     uint32_t idx;
     {
-        std::lock_guard<SpinLock> g(g_reqs.lock);
+        std::lock_guard<TableLock> g(g_reqs.lock);
         if (g_reqs.free == ReqTable::kNoSlot && !grow()) return nullptr;
         idx = g_reqs.free;
         g_reqs.free = slot_at(idx)->next_free;
@@ -59,7 +59,7 @@ void req_release(MPI_Request handle) {
     if (r->kind == ReqKind::kHook) r->hook = nullptr;
     r->dt_hold = TypeRef();
     r->kind = ReqKind::kFree;
-    std::lock_guard<SpinLock> g(g_reqs.lock);
+    std::lock_guard<TableLock> g(g_reqs.lock);
     r->next_free = g_reqs.free;
     g_reqs.free = idx;
 }

@@ -16,11 +16,14 @@
 
 #include <rdmx/rdmx.h>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <mutex>
 
 #include "abi.h"
 #include "datatype.h"
@@ -101,18 +104,27 @@ constexpr uint32_t kReqHandleBase = 0xac000000u;
 constexpr uint32_t kMsgHandleBase = 0xac400000u;   // messages share the table
 constexpr uint32_t kHandleIndexMask = 0x003fffffu;
 
-// A spin lock: held for a handful of instructions (a free-list pop or
-// push), so never worth a sleep.
-class SpinLock {
+// The table's lock, held for a free-list pop or push. Taken only at
+// MPI_THREAD_MULTIPLE (enabled by MPI_Init_thread before a second thread
+// may call): below it the application never calls concurrently, and the
+// pop costs no atomic at all. At MULTIPLE it is glibc's adaptive mutex,
+// which spins briefly and then sleeps on a futex: a spin-only lock would
+// have its waiters burn whole time slices whenever the holder is preempted
+// inside the pop (more threads than cores), the hazard the engine lock's
+// header (core/spinlock.h) describes.
+class TableLock {
 public:
+    void enable() { on_ = true; }
     void lock() {
-        while (flag_.test_and_set(std::memory_order_acquire)) {
-        }
+        if (on_) pthread_mutex_lock(&mu_);
     }
-    void unlock() { flag_.clear(std::memory_order_release); }
+    void unlock() {
+        if (on_) pthread_mutex_unlock(&mu_);
+    }
 
 private:
-    std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+    pthread_mutex_t mu_ = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+    bool on_ = false;
 };
 
 // The table (request.cc): chunks of slots, never freed, so a stale handle
@@ -122,7 +134,7 @@ struct ReqTable {
     static constexpr uint32_t kMaxChunks = (kHandleIndexMask + 1) / kChunkSlots;
     static constexpr uint32_t kNoSlot = UINT32_MAX;
     std::atomic<Request *> chunks[kMaxChunks];
-    SpinLock lock;
+    TableLock lock;
     uint32_t slots = 0;                    // slots created so far (under lock)
     uint32_t free = kNoSlot;               // free list head (under lock)
     std::atomic<size_t> detached{0};       // requests waiting in req_detach's list

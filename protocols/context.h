@@ -178,6 +178,11 @@ struct rdmx_context final : rdmx::TransportSink {
     // call wakes it (wake_if_deep), so work that call starts and leaves to
     // the background is taken over at the base pace.
     std::atomic<bool> delegate_deep{false};
+    // Set by the last waiter leaving work in flight (WaitScope) before it
+    // writes wake_fd: that kick hands progress over at once. A kick without
+    // it came from a nonblocking call (wake_if_deep), which only restores
+    // the base pace of the delegated sleep.
+    std::atomic<bool> handoff{false};
     // Delegated sleeps that ended by their timeout (test hook: a measure of
     // how often the progress thread wakes beside a busy application).
     std::atomic<uint64_t> delegated_timeouts{0};

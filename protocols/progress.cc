@@ -301,6 +301,7 @@ WaitScope::~WaitScope() {
     if (c->app_waiting.fetch_sub(1, std::memory_order_acq_rel) != 1 || c->wake_fd < 0 ||
         c->cfg.progress != RDMX_PROGRESS_THREAD || !background_work(c))
         return;
+    c->handoff.store(true, std::memory_order_release);
     uint64_t one = 1;
     ssize_t w = write(c->wake_fd, &one, sizeof(one));
     (void)w;
@@ -414,7 +415,8 @@ void wait_any(Ctx *c, rdmx_request *const *reqs, size_t n) {
 // the 8-byte message rate (docs/design/protocols.md).
 // Returns kKicked when woken through the wake-up fd: the last waiter left
 // work in flight (WaitScope) and this thread should take over at once, or
-// a nonblocking call found the sleep lengthened (wake_if_deep).
+// a nonblocking call found the sleep lengthened (wake_if_deep); the caller
+// tells the two apart by Ctx::handoff.
 // The descriptors of sleep_delegated, gathered under the engine lock only
 // when fds_gen says they changed (a peer lost): this thread then sleeps and
 // wakes every delegated sleep (DelegatedPace) without touching the lock the
@@ -430,6 +432,11 @@ enum class Woke { kTimeout, kEvents, kKicked };
 
 void wake_delegate(Ctx *c) {
     if (!c->delegate_deep.exchange(false, std::memory_order_acq_rel)) return;  // another call woke it
+    // Counted before the write: the woken thread then always sees a call
+    // made during its sleep and keeps delegating (at the base pace), rather
+    // than taking over at once when it read the counter before the caller's
+    // own note_app_call.
+    note_app_call(c);
     uint64_t one = 1;
     ssize_t w = write(c->wake_fd, &one, sizeof(one));
     (void)w;
@@ -504,7 +511,13 @@ static void progress_main(Ctx *c, std::promise<void> *placed) {
             seen = calls;
             const Woke woke = sleep_delegated(c, &delegated, pace.ms, pace.deep());
             if (woke == Woke::kKicked) {
-                seen = c->app_calls.load(std::memory_order_relaxed);
+                // The last waiter's hand-off: take over unless the
+                // application calls in again. A nonblocking call's kick
+                // (wake_if_deep, which counted itself first) leaves `seen`
+                // behind the counter: the next sleep is delegated again, at
+                // the base pace.
+                if (c->handoff.exchange(false, std::memory_order_acq_rel))
+                    seen = c->app_calls.load(std::memory_order_relaxed);
                 pace.woken();
             } else if (woke == Woke::kTimeout) {
                 pace.timed_out(c->app_waiting.load(std::memory_order_relaxed) > 0);
@@ -513,6 +526,9 @@ static void progress_main(Ctx *c, std::promise<void> *placed) {
             continue;
         }
         pace = DelegatedPace{};  // taking over: the application went quiet
+        // A hand-off whose kick this thread drained elsewhere (block_on_fds)
+        // must not make a later nonblocking call's kick look like one.
+        if (c->handoff.load(std::memory_order_relaxed)) c->handoff.store(false, std::memory_order_relaxed);
         if (progress(c, false) > 0) {
             last_busy = fast_ns();
             continue;

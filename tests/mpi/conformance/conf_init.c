@@ -93,7 +93,9 @@ static void check_world(void)
 }
 
 /* Under MPI_THREAD_MULTIPLE: threads exchange around the ring at once, one
- * on a communicator of its own, one on MPI_COMM_WORLD with its own tag. */
+ * on a communicator of its own, one on MPI_COMM_WORLD with its own tag;
+ * every other round with nonblocking calls, so that both threads take and
+ * return request handles at once. */
 struct thread_arg {
     MPI_Comm comm;
     int tag;
@@ -105,10 +107,17 @@ static void *thread_ring(void *p)
     struct thread_arg *a = p;
     int right = (conf_rank + 1) % conf_size, left = (conf_rank + conf_size - 1) % conf_size;
     for (int k = 0; k < N_THREAD_ROUNDS; k++) {
-        int out = conf_rank * 100000 + a->tag * 1000 + k, in = -1;
-        if (MPI_Sendrecv(&out, 1, MPI_INT, right, a->tag, &in, 1, MPI_INT, left, a->tag, a->comm,
-                         MPI_STATUS_IGNORE) != MPI_SUCCESS ||
-            in != left * 100000 + a->tag * 1000 + k) {
+        int out = conf_rank * 100000 + a->tag * 1000 + k, in = -1, rc;
+        if (k % 2 == 0) {
+            rc = MPI_Sendrecv(&out, 1, MPI_INT, right, a->tag, &in, 1, MPI_INT, left, a->tag, a->comm,
+                              MPI_STATUS_IGNORE);
+        } else { /* the request table, from both threads at once */
+            MPI_Request rq[2];
+            rc = MPI_Irecv(&in, 1, MPI_INT, left, a->tag, a->comm, &rq[0]);
+            if (rc == MPI_SUCCESS) rc = MPI_Isend(&out, 1, MPI_INT, right, a->tag, a->comm, &rq[1]);
+            if (rc == MPI_SUCCESS) rc = MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+        }
+        if (rc != MPI_SUCCESS || in != left * 100000 + a->tag * 1000 + k) {
             a->failed_round = k;
             break;
         }
