@@ -18,7 +18,18 @@
 //
 // Marking: RDMX_SLOW_PATH on the declaration, where every caller sees it.
 // A function called on every small message must not carry it.
+//
+// RDMX_HOT_INLINE is for a hot helper that also has callers flatten does
+// not reach: the engine-level calls the communicator layer makes (do_isend),
+// the progress thread's loop, the wait functions' own passes. It is forced
+// into every caller (as UCS_F_ALWAYS_INLINE), so those paths lose no call
+// either; under a flattened entry it changes nothing.
 #pragma once
 
 #define RDMX_HOT_ENTRY [[gnu::flatten]]
+#define RDMX_HOT_INLINE [[gnu::always_inline]] inline
 #define RDMX_SLOW_PATH [[gnu::noinline]]
+// A hot function flatten must not fold in, for its size: one transport's
+// per-message code that other transports' messages pass by (transport/rc.h
+// says what folding it in cost). Still a direct call, never a table's.
+#define RDMX_HOT_CALL [[gnu::noinline]]

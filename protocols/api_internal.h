@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/hot.h"
 #include "core/log.h"
 #include "protocols/comm.h"
 #include "protocols/context.h"
@@ -15,11 +16,6 @@
 namespace rdmx::api {
 
 using rdmx::Ctx;
-
-// The small-message path's layers folded into the public entry point that
-// calls them (as UCX's UCS_F_ALWAYS_INLINE): a call per layer was a tenth
-// of an 8-byte ping-pong's instructions.
-#define RDMX_HOT_INLINE [[gnu::always_inline]] inline
 
 #define RDMX_BAD_ARG(...)                          \
     do {                                           \

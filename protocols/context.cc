@@ -253,6 +253,7 @@ rdmx_status_t open_rc(Ctx *c, const std::vector<uint8_t> &rc_peers) {
     for (size_t r = 0; r < all.size(); ++r) addrs[r] = all[r].addr;
     if (rdmx_status_t st = c->rc->connect(addrs, rc_peers, c->job_key, &c->connect_seconds)) return st;
     c->transports.push_back(c->rc.get());
+    c->rc_lane = c->rc.get();
     for (size_t r = 0; r < all.size(); ++r)
         if (rc_peers[r]) c->peers[r].t = c->rc.get();
     return RDMX_OK;
@@ -332,8 +333,6 @@ rdmx_status_t context_init(Ctx *c, const rdmx_config_t *cfg) {
     } else {
         set_spin_bounds(c, false);  // a job of one: no other rank to crowd its CPUs
     }
-    for (Transport *t : c->transports)
-        if (t != c->sm_lane) c->polled.push_back(t);
     set_thread_level(c);
     if (c->transport) start_progress_thread(c);  // a job of one has nothing to poll
     return RDMX_OK;
@@ -441,7 +440,7 @@ rdmx_context::~rdmx_context() {
         delete static_cast<rdmx::Unexp *>(rdmx::container_of<rdmx::UnexpEntry, &rdmx::UnexpEntry::order_node>(n));
     }
     transports.clear();
-    polled.clear();
     sm_lane = nullptr;
+    rc_lane = nullptr;
     rc.reset();  // after the requests let go of its registrations
 }

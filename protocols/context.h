@@ -118,10 +118,13 @@ struct rdmx_context final : rdmx::TransportSink {
     std::unique_ptr<rdmx::SmTransport> sm;
     std::unique_ptr<rdmx::Rc> rc;
     std::vector<rdmx::Transport *> transports;
-    // The progress pass calls sm directly (sm_lane: c->sm once connected and
-    // in `transports`), then the others (`polled`).
+    // The progress pass calls each transport directly, not by walking
+    // `transports`: sm and rc (sm_lane, rc_lane: c->sm and c->rc once
+    // connected and in `transports`) through their own types, and self
+    // only when it holds messages; a send at post calls sm and rc directly
+    // too.
     rdmx::SmTransport *sm_lane = nullptr;
-    std::vector<rdmx::Transport *> polled;
+    rdmx::Rc *rc_lane = nullptr;
     std::vector<rdmx::Peer> peers;
     size_t eager_limit = 0;
     size_t rndv_thresh = 0;

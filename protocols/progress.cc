@@ -136,7 +136,7 @@ RDMX_SLOW_PATH static void run_deferred(Ctx *c) {
 
 // One pass, inlined into progress() (the spin of every wait) and
 // progress_locked() (everything else).
-[[gnu::always_inline]] static inline int progress_pass(Ctx *c, bool housekeeping) {
+RDMX_HOT_INLINE static int progress_pass(Ctx *c, bool housekeeping) {
     if (c->closed) return 0;
     // The transports' slow checks every kHousekeepingNs, or when about to
     // sleep. Not on every idle poll: a waiting caller spins through here,
@@ -157,10 +157,13 @@ RDMX_SLOW_PATH static void run_deferred(Ctx *c) {
     // the engine itself as its sink (the one it was opened with), each
     // arrival's on_arrival is direct too (transport/sm_poll.h).
     if (SmTransport *const sm = c->sm_lane) total += sm->progress_with(*c, housekeeping);
-    for (Transport *t : c->polled) {
-        if (t->idle()) continue;  // self with nothing queued
-        total += t->progress(housekeeping);
-    }
+    // rc's progress is a direct call too (rc_progress); its arrivals still
+    // reach the engine through the sink's table.
+    if (Rc *const rc = c->rc_lane) total += rc_progress(rc, housekeeping);
+    // self delivers at once after each send to ourselves (post_msg): it has
+    // work here only when such a delivery was held back.
+    if (Transport *const self = c->self_lane.get(); self != nullptr && !self->idle())
+        total += self->progress(housekeeping);
     if (c->deferred) run_deferred(c);
     if (housekeeping) rndv_watchdog(c);
     return total;
@@ -193,7 +196,7 @@ static void gather_fds(Ctx *c, SleepFds *s) {
 // With the engine lock held: progress, then release the lock and wake the
 // waiters whose requests completed. *stalled (if given): sends were queued.
 // *sleep (if given): the descriptors to sleep on, gathered before unlocking.
-[[gnu::always_inline]] static inline int progress_unlock(Ctx *c, bool housekeeping, bool *stalled = nullptr,
+RDMX_HOT_INLINE static int progress_unlock(Ctx *c, bool housekeeping, bool *stalled = nullptr,
                                                          SleepFds *sleep = nullptr) {
     int n = progress_pass(c, housekeeping);
     if (stalled != nullptr) *stalled = !c->stalled.empty();

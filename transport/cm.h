@@ -11,6 +11,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/hot.h"
 #include "core/wire.h"
 #include "transport/device.h"
 #include "transport/endpoint.h"
@@ -67,7 +68,7 @@ public:
     // Non-blocking: handles whatever CM events are pending (after bring-up).
     int poll_events();
     // Data reached a passive QP before ESTABLISHED: tell the CM (rdma_notify).
-    void notify_established(Endpoint &ep);
+    RDMX_SLOW_PATH void notify_established(Endpoint &ep);
     // Disconnects every endpoint and waits (bounded) for DISCONNECTED.
     void disconnect_all(double timeout);
     // RDMA_CM_EVENT_DEVICE_REMOVAL was seen: the owner fails everything and
@@ -100,7 +101,7 @@ private:
     void on_disconnected(Endpoint &ep);
     void mark_connected(Endpoint &ep);
     void start_connect(Endpoint &ep);
-    void start_wanted(Endpoint &ep);
+    RDMX_SLOW_PATH void start_wanted(Endpoint &ep);
     void give_up(Endpoint &ep, rdmx_status_t st, const char *why);
     bool never_connected(const Endpoint &ep) const;
     void backoff(Endpoint &ep, const char *why);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/hot.h"
 #include "transport/transport.h"
 
 namespace rdmx {
@@ -48,6 +49,17 @@ public:
     virtual rdmx_status_t check(const std::vector<uint32_t> &rma_in_flight, std::string *why) = 0;
     virtual rdmx_status_t inject_async_event(const char *event, int peer) = 0;
 };
+
+// The engine's per-message calls into rc, made direct. The engine calls sm
+// through its final class; rc's class needs the verbs headers protocols/
+// may not include, so these two stand in for it: each is a qualified,
+// non-virtual call on rc's one implementation (rc_open makes no other).
+// A direct call, not inlined (RDMX_HOT_CALL): folded into the engine's
+// flattened entry points (core/hot.h), rc's posting code made them keep a
+// frame pointer and spill registers throughout, and an 8-byte ping-pong over
+// sm ran 19 more instructions (callgrind) for a transport it never used.
+RDMX_HOT_CALL Transport::Post rc_try_send(Rc *t, int peer, const MsgOut &m);
+RDMX_HOT_CALL int rc_progress(Rc *t, bool housekeeping);
 
 // Protects registered pages from fork() (transport/memory.h): before the
 // process's first registration.

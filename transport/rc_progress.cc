@@ -149,7 +149,7 @@ int RcTransport::poll_batch() {
     for (int i = 0; i < n; ++i) {
         if (wr_kind(wc[i].wr_id) == kWrRecv) handle_recv(wc[i]);
         else if (held_peer_ >= 0 && wrid_peer(wc[i].wr_id) == static_cast<uint32_t>(held_peer_))
-            held_wcs_.push_back(wc[i]);  // test hook: a slow flush
+            hold_wc(wc[i]);
         else handle_send_wc(wc[i]);
     }
     return n;
@@ -174,12 +174,7 @@ void RcTransport::set_cm_hooks() {
 }
 
 int RcTransport::progress(bool housekeeping) {
-    if (fatal_ != RDMX_OK) {  // only CM and async events (acked); the data path is left alone
-        if (!housekeeping) return 0;
-        int n = cm_.poll_events();
-        handle_async();
-        return n;
-    }
+    if (fatal_ != RDMX_OK) return housekeeping ? progress_failed() : 0;
     int n = poll_batch();
     if (n < 0) {
         fail_device(RDMX_ERR_DEVICE);
@@ -189,17 +184,33 @@ int RcTransport::progress(bool housekeeping) {
     if (iface_.flush_due()) (void)flush_srq();
     if (forged_) report_forged();
     if (!owed_.empty()) return_credits();  // only peers granted something since the last look
-    if (housekeeping) {
-        set_cm_hooks();
-        n += cm_.poll_events();
-        if (lazy_) {
-            cm_.tick();
-            max_inline_ = dev_.max_inline();  // the smallest any QP got so far (0 before the first)
-        }
-        handle_async();
-        keepalive();
-    }
+    if (housekeeping) n += housekeep();
     return n;
+}
+
+// Only CM and async events (acked); the data path is left alone.
+int RcTransport::progress_failed() {
+    int n = cm_.poll_events();
+    handle_async();
+    return n;
+}
+
+int RcTransport::housekeep() {
+    set_cm_hooks();
+    int n = cm_.poll_events();
+    if (lazy_) {
+        cm_.tick();
+        max_inline_ = dev_.max_inline();  // the smallest any QP got so far (0 before the first)
+    }
+    handle_async();
+    keepalive();
+    return n;
+}
+
+// Flattened: an empty poll (most of a spinning wait's) is this call and the
+// provider's poll_cq, with nothing between them.
+RDMX_HOT_ENTRY int rc_progress(Rc *t, bool housekeeping) {
+    return static_cast<RcTransport *>(t)->RcTransport::progress(housekeeping);
 }
 
 bool RcTransport::arm() {

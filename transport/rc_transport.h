@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hot.h"
 #include "core/rcache.h"
 #include "transport/cm.h"
 #include "transport/device.h"
@@ -74,6 +75,9 @@ public:
     void disconnect_all(double timeout) override;
 
 private:
+    // Marked RDMX_SLOW_PATH: failures, housekeeping and protocol breaches,
+    // which a small message does not reach; kept out of try_send's and
+    // progress' bodies (rc_try_send, rc_progress) so those stay small.
     // rc_transport.cc
     rdmx_status_t size_queues();
     rdmx_status_t open_iface();
@@ -95,37 +99,41 @@ private:
     // Owed this many grants or more, a peer is told by a credit write.
     uint32_t credit_write_at() const { return (credits_ + 1) / 2; }
     void recycle(Endpoint *ep, uint32_t idx);
-    rdmx_status_t flush_srq();  // a failed post is logged by the interface and retried by progress
+    // Once per batch of re-posts: a call (it inlined into each of recycle's callers).
+    RDMX_SLOW_PATH rdmx_status_t flush_srq();  // a failed post is logged by the interface and retried by progress
     void handle_recv(const ibv_wc &wc);
     void check_message(Endpoint &ep, const ibv_wc &wc, uint32_t idx);
-    void violation(Endpoint &ep, uint32_t idx, const char *what);
-    void credit_forged(Endpoint &ep);
+    RDMX_SLOW_PATH void violation(Endpoint &ep, uint32_t idx, const char *what);
+    RDMX_SLOW_PATH void credit_forged(Endpoint &ep);
     // rc_rma.cc
     bool bind_window(Endpoint &ep, void *buf, size_t len, int access, XferMem *m, uint32_t *rkey);
     void post_invalidation(Endpoint &ep, const PendingInv &inv);
-    void post_invalidations(Endpoint &ep);
+    RDMX_SLOW_PATH void post_invalidations(Endpoint &ep);
     bool post_rdma(Endpoint &ep, bool read, void *local, const XferMem &m, uint64_t raddr, uint32_t rkey,
                    size_t len, uint64_t id);
     // rc_progress.cc
+    RDMX_SLOW_PATH int housekeep();        // progress' slower pace: CM and async events, keepalive
+    RDMX_SLOW_PATH int progress_failed();  // after a device failure: events only
     int poll_batch();
+    RDMX_SLOW_PATH void hold_wc(const ibv_wc &wc) { held_wcs_.push_back(wc); }  // test hook: a slow flush
     void drain_cq();
     void handle_send_wc(const ibv_wc &wc);
     void release_ring(Endpoint &ep, uint32_t upto, bool ok);
-    void fail_peer(int peer, rdmx_status_t why, const char *reason);
-    void fail_device(rdmx_status_t why);
-    void disconnect_lost(Endpoint &ep);
+    RDMX_SLOW_PATH void fail_peer(int peer, rdmx_status_t why, const char *reason);
+    RDMX_SLOW_PATH void fail_device(rdmx_status_t why);
+    RDMX_SLOW_PATH void disconnect_lost(Endpoint &ep);
     void send_deferred_disconnects();
     bool port_active();
     Endpoint *ep_of_qp(ibv_qp *qp);
-    void handle_async();
+    RDMX_SLOW_PATH void handle_async();
     void dispatch_async(const ibv_async_event &ev);
     void on_qp_event(const ibv_async_event &ev);
     void on_port_event(const ibv_async_event &ev);
     void check_port_down();
     bool probe_unanswered(Endpoint &ep, uint64_t now);
-    void keepalive();
-    void report_forged();
-    void set_cm_hooks();
+    RDMX_SLOW_PATH void keepalive();
+    RDMX_SLOW_PATH void report_forged();
+    RDMX_SLOW_PATH void set_cm_hooks();
     void on_connected(Endpoint &ep);
     void drop_live(int peer);
 

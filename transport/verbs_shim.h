@@ -7,6 +7,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "core/hot.h"
+
 namespace rdmx::vx {
 
 // Fault injection for tests: when set to an errno, the next `times` wrapped
@@ -48,8 +50,9 @@ int destroy_srq(ibv_srq *srq);
 int arm_srq_limit(ibv_srq *srq, unsigned limit);
 // ibv_modify_srq(IBV_SRQ_MAX_WR): on devices with IBV_DEVICE_SRQ_RESIZE.
 int resize_srq(ibv_srq *srq, unsigned max_wr);
-// Not inline, so tests can fail it (once per batch of receives: cheap).
-int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad);
+// Not inline, so tests can fail it (once per batch of receives: cheap);
+// a call even from flattened code (core/hot.h), which its check would bloat.
+RDMX_SLOW_PATH int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad);
 inline int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad) { return ibv_post_send(qp, wr, bad); }
 int get_async_event(ibv_context *ctx, ibv_async_event *ev);
 void ack_async_event(ibv_async_event *ev);
