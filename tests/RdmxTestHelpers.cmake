@@ -19,23 +19,29 @@ set(RDMX_SAN_ENV "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/sanitizers
     "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 set(RDMX_MPIRUN_FLAGS --oversubscribe --bind-to none --mca btl self,tcp --mca pml ob1
     --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
-# ASan trees: programs compiled by mpicc.mpich / mpicxx.mpich (and the
+# Sanitizer trees: programs compiled by mpicc.mpich / mpicxx.mpich (and the
 # rdmx-mpicc wrappers) are not instrumented, yet load the instrumented
 # libmpich.so.12, and the sanitizer runtime must be the first library loaded.
 # The ranks get it preloaded (-x: the ranks only, not mpirun, which is not
 # instrumented either and would then report Open MPI's own leaks). Harmless
-# for instrumented ranks, which link the same runtime. Not in TSan trees:
-# their passes run no MPI-layer test, and libtsan preloaded into the shell
-# that system() starts makes it fail (tests/verbs/lifecycle_test.cc).
+# for instrumented ranks, which link the same runtime. ASan trees preload it
+# into every job; TSan trees only into the MPI layer's (tests/mpi): libtsan
+# preloaded into the shell that system() starts makes it fail
+# (tests/verbs/lifecycle_test.cc).
 set(RDMX_SAN_RUNTIME)
+set(_rdmx_san_lib)
 if(CMAKE_BUILD_TYPE STREQUAL "Asan")
   set(_rdmx_san_lib libasan.so)
+elseif(CMAKE_BUILD_TYPE STREQUAL "Tsan")
+  set(_rdmx_san_lib libtsan.so)
 endif()
 if(_rdmx_san_lib)
   execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=${_rdmx_san_lib}
     OUTPUT_VARIABLE RDMX_SAN_RUNTIME OUTPUT_STRIP_TRAILING_WHITESPACE)
   get_filename_component(RDMX_SAN_RUNTIME "${RDMX_SAN_RUNTIME}" REALPATH)
-  list(APPEND RDMX_MPIRUN_FLAGS -x LD_PRELOAD=${RDMX_SAN_RUNTIME})
+  if(CMAKE_BUILD_TYPE STREQUAL "Asan")
+    list(APPEND RDMX_MPIRUN_FLAGS -x LD_PRELOAD=${RDMX_SAN_RUNTIME})
+  endif()
 endif()
 set(RDMX_PRETEND_NODES ${CMAKE_CURRENT_LIST_DIR}/verbs/pretend_nodes.sh)
 function(rdmx_mpi_test)
