@@ -197,7 +197,7 @@ static void gather_fds(Ctx *c, SleepFds *s) {
 // waiters whose requests completed. *stalled (if given): sends were queued.
 // *sleep (if given): the descriptors to sleep on, gathered before unlocking.
 RDMX_HOT_INLINE static int progress_unlock(Ctx *c, bool housekeeping, bool *stalled = nullptr,
-                                                         SleepFds *sleep = nullptr) {
+                                           SleepFds *sleep = nullptr) {
     int n = progress_pass(c, housekeeping);
     if (stalled != nullptr) *stalled = !c->stalled.empty();
     if (sleep != nullptr) gather_fds(c, sleep);

@@ -57,7 +57,7 @@ public:
 // A direct call, not inlined (RDMX_HOT_CALL): folded into the engine's
 // flattened entry points (core/hot.h), rc's posting code made them keep a
 // frame pointer and spill registers throughout, and an 8-byte ping-pong over
-// sm ran 19 more instructions (callgrind) for a transport it never used.
+// sm ran 29 more instructions (callgrind) for a transport it never used.
 RDMX_HOT_CALL Transport::Post rc_try_send(Rc *t, int peer, const MsgOut &m);
 RDMX_HOT_CALL int rc_progress(Rc *t, bool housekeeping);
 
