@@ -17,6 +17,10 @@ static_assert(kPortFloorFraction == 0.6, "the usage text says 60%");
 static_assert(Options{}.min_bw == kMinBwUnset, "--min-bw left out means: from the port rate");
 static_assert(kAloneAllMaxRanks == 32 && kAloneSamplePerRank == 2, "the usage text says 32 ranks, 2 per rank");
 
+// Bounds of --rounds and --pause: a latency run stays minutes long at most.
+constexpr long kMaxRounds = 1000;
+constexpr double kMaxPauseSeconds = 60.0;
+
 const char *const kCommands[] = {"bringup", "latency", "bw", "bibw", "mr", "allpairs", "coll", "connect"};
 
 bool parse_long(const std::string &t, long lo, long &out) {
@@ -87,6 +91,15 @@ const std::map<std::string, Setter> &value_options() {
          return ok;
        }},
       {"--iters-scale", [](Options &o, const std::string &v) { return parse_double(v, 1e-9, o.iters_scale); }},
+      {"--rounds", [](Options &o, const std::string &v) {
+         long r = 0;
+         bool ok = parse_long(v, 1, r) && r <= kMaxRounds;
+         o.rounds = static_cast<int>(r);
+         return ok;
+       }},
+      {"--pause", [](Options &o, const std::string &v) {
+         return parse_double(v, 0.0, o.pause) && o.pause <= kMaxPauseSeconds;
+       }},
       {"--json", [](Options &o, const std::string &v) { o.json = v; return !v.empty(); }},
       {"--csv", [](Options &o, const std::string &v) { o.csv = v; return !v.empty(); }},
       {"--html", [](Options &o, const std::string &v) { o.html = v; return !v.empty() && v != "-"; }},
@@ -171,6 +184,14 @@ bool check_consistency(Options &o, std::string &err) {
   }
   if (o.min_size != kUnset && o.max_size != kUnset && o.min_size > o.max_size) {
     err = "--min-size is larger than --max-size";
+    return false;
+  }
+  if ((o.rounds != 1 || o.pause != 0.0) && o.command != "latency") {
+    err = "--rounds and --pause apply to the latency subcommand only";
+    return false;
+  }
+  if (o.pause != 0.0 && o.rounds == 1) {
+    err = "--pause needs --rounds 2 or more (it is the idle time between rounds)";
     return false;
   }
   if (o.quick && o.iters_scale == 1.0) {
@@ -279,6 +300,8 @@ std::string usage_text(const std::string &prog) {
          "  --iters-scale X                     multiply the default counts by X\n"
          "  --quick                             --iters-scale 0.01 and smaller default sizes\n"
          "  --window N                          nonblocking sends per window (default 64)\n"
+         "  --rounds R --pause S                latency: the loop R times per size, rank 0 idle S seconds\n"
+         "                                      between rounds while rank 1 waits (one row per round)\n"
          "  --verify                            check every received byte; mismatch -> exit 1\n"
          "  --colls LIST                        coll subset: barrier,bcast,reduce,allreduce,\n"
          "                                      reduce_scatter_block,allgather,gather,scatter,alltoall\n"

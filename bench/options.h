@@ -18,6 +18,8 @@ struct Options {
   long warmup = -1;
   int window = 64;
   double iters_scale = 1.0;
+  int rounds = 1;                    // latency: the loop this many times per size ...
+  double pause = 0.0;                // ... rank 0 idle this many seconds between them
   bool quick = false;
   bool verify = false;
   bool quiet = false;

@@ -5,6 +5,9 @@
 #include "xfer.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
 
 namespace rdmxbench {
 
@@ -123,29 +126,69 @@ double window_loop(Ctx &ctx, const WindowSpec &spec, bool with_ack, long &iters_
 
 double mbps(double bytes, double seconds) { return seconds > 0 ? bytes / 1e6 / seconds : kNaN; }
 
+// latency --rounds: the table of every round's row (Size, Round, then the
+// main table's figures), after the main table.
+void add_rounds_table(Ctx &ctx, std::vector<std::string> cols, std::vector<std::vector<double>> &rows) {
+  char pause[32];
+  std::snprintf(pause, sizeof(pause), "%g", ctx.opt.pause);
+  Table &t = ctx.begin_table(make_table("latency-rounds",
+                                        "Latency by round: " + std::to_string(ctx.opt.rounds) + " rounds per size, " +
+                                            pause + " s idle between rounds",
+                                        std::move(cols)));
+  t.notes.push_back("each round is the whole loop (warm-up included); rank 0 sleeps between rounds while rank 1 "
+                    "waits for the next ping");
+  for (std::vector<double> &row : rows) {
+    ctx.add_row(t, std::move(row));
+  }
+}
+
 }  // namespace
 
+// --rounds R: each size's loop R times, rank 0 idle --pause seconds before
+// each round after the first while rank 1 waits in its receive, as an
+// application that computes between exchanges. Does the idle time change
+// what the next exchange costs, and does one process run at one level
+// throughout? Round 1 is the main table's row; every round (the first
+// included) is a row of a second table, written after the first.
 Table &run_latency(Ctx &ctx, const std::vector<std::size_t> &sizes) {
   std::vector<std::string> cols{"Size", "Latency(us)"};
   for (const Permille &p : kLatencyPercentiles) {
     cols.emplace_back(p.column);
   }
+  std::vector<std::string> round_cols = cols;
+  round_cols.insert(round_cols.begin() + 1, "Round");
   Table &t = ctx.begin_table(
       make_table("latency", "OSU-style Latency Test: ranks 0 and 1, half the round trip", std::move(cols)));
   t.notes.push_back("Latency(us): average; P50/P99/P99.9: nearest-rank percentiles of each iteration's half round "
                     "trip (send + receive, timed by rank 0 with the cycle counter)");
   note_verify(ctx, t);
+  const int rounds = ctx.opt.rounds;
+  std::vector<std::vector<double>> round_rows;
   if (ctx.rank <= 1) {
     std::size_t top = sizes.empty() ? 1 : std::max<std::size_t>(sizes.back(), 1);
     Bytes sbuf(top, 0);
     Bytes rbuf(top, 0);
     for (std::size_t k = 0; k < sizes.size(); ++k) {
-      ctx.progress(step_text("latency", sizes[k], k, sizes.size()));
-      std::vector<double> row = latency_one(ctx, sizes[k], sbuf, rbuf);
-      if (ctx.root()) {
-        ctx.add_row(t, std::move(row));
+      for (int r = 0; r < rounds; ++r) {
+        if (r > 0 && ctx.rank == 0) {
+          std::this_thread::sleep_for(std::chrono::duration<double>(ctx.opt.pause));
+        }
+        ctx.progress(step_text("latency", sizes[k], k, sizes.size()) +
+                     (rounds > 1 ? " round " + std::to_string(r + 1) : ""));
+        std::vector<double> row = latency_one(ctx, sizes[k], sbuf, rbuf);
+        if (ctx.root() && rounds > 1) {
+          std::vector<double> rr = row;
+          rr.insert(rr.begin() + 1, static_cast<double>(r + 1));
+          round_rows.push_back(std::move(rr));
+        }
+        if (ctx.root() && r == 0) {
+          ctx.add_row(t, std::move(row));
+        }
       }
     }
+  }
+  if (rounds > 1) {
+    add_rounds_table(ctx, std::move(round_cols), round_rows);
   }
   ctx.check(ctx.be.barrier(), "barrier after latency", -1, 0);
   return t;

@@ -17,7 +17,7 @@ namespace rdmxbench {
 
 namespace {
 
-bool integer_column(const std::string &c) { return c == "Size" || c == "Run" || c == "Iterations"; }
+bool integer_column(const std::string &c) { return c == "Size" || c == "Run" || c == "Round" || c == "Iterations"; }
 
 std::size_t width(const std::string &column) { return column.size() + 4 > 14 ? column.size() + 4 : 14; }
 

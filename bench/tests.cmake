@@ -96,6 +96,13 @@ if(TARGET rdmx-bench-mpi)
     set_tests_properties(bench_mpi_html_render PROPERTIES LABELS "native;html" TIMEOUT 300
       SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "bench html render: OK"
       ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+    # latency --rounds: one row per round, round 1 the main table's; the
+    # options refused where they mean nothing.
+    add_test(NAME bench_mpi_latency_rounds COMMAND ${PROJECT_SOURCE_DIR}/tests/unit/bench_rounds_check.sh
+      ${Python3_EXECUTABLE} $<TARGET_FILE:rdmx-bench-mpi> ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS})
+    set_tests_properties(bench_mpi_latency_rounds PROPERTIES LABELS native TIMEOUT 120
+      PASS_REGULAR_EXPRESSION "bench rounds: OK"
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
     # Every subcommand's --json - parses as JSON and says what it ran.
     foreach(cmd ${RDMX_BENCH_TEST_COMMANDS})
       add_test(NAME bench_mpi_json_${cmd} COMMAND ${PROJECT_SOURCE_DIR}/tests/unit/bench_json_check.sh
@@ -132,6 +139,15 @@ if(TARGET rdmx-bench)
     rdmx_mpi_test(NAME bench_rdmx_${cmd}_np4 NP 4 COMMAND ${exe} ${cmd} --verify --quick --quiet --flag-fraction 0
       TIMEOUT 600 LABELS verbs ${where})
   endforeach()
+  # latency --rounds on rdmx over shared memory: rank 1's wait outlasts its
+  # spin in every pause and sleeps, then the next round must run.
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME sm.bench_rdmx_latency_rounds COMMAND ${PROJECT_SOURCE_DIR}/tests/unit/bench_rounds_check.sh
+      ${Python3_EXECUTABLE} ${exe} ${RDMX_MPIRUN} ${RDMX_MPIRUN_FLAGS})
+    set_tests_properties(sm.bench_rdmx_latency_rounds PROPERTIES LABELS sm TIMEOUT 120
+      PASS_REGULAR_EXPRESSION "bench rounds: OK"
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;RDMX_TRANSPORTS=sm,self;${RDMX_SAN_ENV}")
+  endif()
   rdmx_mpi_test(NAME bench_rdmx_inject_corruption_message NP 2
     COMMAND ${exe} latency --verify --quick --quiet --max-size 4K --inject-corruption TIMEOUT 600 LABELS verbs)
   set_tests_properties(bench_rdmx_inject_corruption_message PROPERTIES

@@ -72,6 +72,7 @@ int main(int argc, char **argv) {
             phase = icount_warm_phase(i, t0);
             ping(ctx, i, posted, phase);
         }
+        CALLGRIND_START_INSTRUMENTATION; /* icount.sh runs callgrind with --instr-atstart=no */
         for (long n = 0; n < iters; ++n, ++i) ping(ctx, i, posted, ICOUNT_PHASE_COUNTED);
     } else {
         /* Echo until the last warm-up ping, then the counted ones. */

@@ -149,6 +149,7 @@ int main(int argc, char **argv) {
             phase = icount_warm_phase(i, t0);
             ping(w, ep, i, posted, phase);
         }
+        CALLGRIND_START_INSTRUMENTATION; /* icount.sh runs callgrind with --instr-atstart=no */
         for (long n = 0; n < iters; ++n, ++i) ping(w, ep, i, posted, ICOUNT_PHASE_COUNTED);
     } else {
         for (long left = -1; left != 0; ++i) left = icount_pongs_left(left, pong(w, ep, i, posted), iters);
