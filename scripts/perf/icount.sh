@@ -10,11 +10,10 @@
 # (posting, polling), as the application pays them. callgrind instruments
 # nothing until the harness starts its counted pings
 # (CALLGRIND_START_INSTRUMENTATION; --instr-atstart=no): the counts are the
-# same, and start-up and warm-up run several times faster (UCX's start-up
-# over rc_v, fully instrumented in the emulated guest, had not finished
-# after 17 minutes). callgrind_annotate's inclusive figures for the
-# functions already on the stack then (main, the ping loop) are incomplete;
-# those of everything called from the counted region are whole.
+# same, and start-up and warm-up run under valgrind's translation alone,
+# which is faster. callgrind_annotate's inclusive figures for the functions
+# already on the stack then (main, the ping loop) are incomplete; those of
+# everything called from the counted region are whole.
 #
 # Usage: scripts/perf/icount.sh [--build DIR] [--transport sm|rc] [--check REF] [--ucx] [--out FILE]
 #   --build DIR     build tree (default: build)
@@ -30,8 +29,8 @@
 #                   (callgrind_annotate shows where the count goes)
 #   --out FILE      replace the icount:begin/icount:end block of FILE with the
 #                   table (sm), or the icount-rc:begin/icount-rc:end block (rc)
-# ICOUNT_TIMEOUT: seconds allowed per run (default 300; UCX's start-up under
-# valgrind in an emulated guest needs more).
+# ICOUNT_TIMEOUT: seconds allowed per run (default 300; a run over rc in the
+# emulated guest takes about 20 s).
 set -euo pipefail
 prog="icount"
 die() { echo "$prog: error: $*" >&2; exit 2; }

@@ -35,6 +35,15 @@ static inline void icount_set_posted(_Atomic uint64_t *posted, long i) {
     atomic_store_explicit(posted, (uint64_t)i + 1, memory_order_release);
 }
 
+/* The UCX harness's last step: rank 0's endpoint is closed, rank 1 may go. */
+#define ICOUNT_CLOSED UINT64_MAX
+static inline void icount_set_closed(_Atomic uint64_t *posted) {
+    atomic_store_explicit(posted, ICOUNT_CLOSED, memory_order_release);
+}
+static inline int icount_closed(_Atomic uint64_t *posted) {
+    return atomic_load_explicit(posted, memory_order_acquire) == ICOUNT_CLOSED;
+}
+
 /* The warm-up lasts ICOUNT_WARMUP pings and at least ICOUNT_WARMUP_NS: what
  * a library adapts over its first moments of running (rdmx's spin clock
  * calibrates against CLOCK_MONOTONIC over its first 20 ms) is settled before

@@ -28,9 +28,9 @@ enum { kMsg = 8 };
 static const ucp_tag_t kTag = 7;
 /* Rank 0 runs under callgrind: in an emulated guest its UCX start-up over
  * rc_v alone takes minutes, and rank 1, started beside it, waits that long
- * for its address. The wait is timed by the clock, not by counting naps (a
- * 1 ms nap lasts several under emulation); the script's timeout bounds the
- * whole run anyway. */
+ * for its address (and as long at the end, for rank 0's close). The waits
+ * are timed by the clock, not by counting naps (a 1 ms nap lasts several
+ * under emulation); the script's timeout bounds the whole run anyway. */
 static const double kAddrWaitSeconds = 900.0;
 
 static double now_s(void) {
@@ -154,8 +154,25 @@ int main(int argc, char **argv) {
     } else {
         for (long left = -1; left != 0; ++i) left = icount_pongs_left(left, pong(w, ep, i, posted), iters);
     }
-    ucp_request_param_t cp = {0};  /* a flushing close: local on shared memory */
+    /* A flushing close, with both ranks still there: over rc_v it needs the
+     * peer (rank 0's spun until the script's timeout once rank 1 had
+     * exited after its last pong). Rank 1 keeps progressing until rank 0
+     * says, through the flag, that its close is done. (A forced close would
+     * need UCP_ERR_HANDLING_MODE_PEER endpoints.) */
+    ucp_request_param_t cp = {0};
     wait_req(w, ucp_ep_close_nbx(ep, &cp), "ep close");
+    if (me == 0) {
+        icount_set_closed(posted);
+    } else {
+        const double deadline = now_s() + kAddrWaitSeconds;
+        while (!icount_closed(posted)) {
+            ucp_worker_progress(w);
+            if (now_s() > deadline) {
+                fprintf(stderr, "icount_ucx: rank 0 did not close its endpoint within %.0f s\n", kAddrWaitSeconds);
+                exit(1);
+            }
+        }
+    }
     ucp_worker_release_address(w, addr);
     ucp_worker_destroy(w);
     ucp_cleanup(uc);
