@@ -17,7 +17,8 @@ static_assert(kPortFloorFraction == 0.6, "the usage text says 60%");
 static_assert(Options{}.min_bw == kMinBwUnset, "--min-bw left out means: from the port rate");
 static_assert(kAloneAllMaxRanks == 32 && kAloneSamplePerRank == 2, "the usage text says 32 ranks, 2 per rank");
 
-// Bounds of --rounds and --pause: a latency run stays minutes long at most.
+// Bounds of --rounds and --pause, against slips of the keyboard (a value
+// meant as 0.3 typed as 300).
 constexpr long kMaxRounds = 1000;
 constexpr double kMaxPauseSeconds = 60.0;
 
