@@ -35,6 +35,16 @@ bool parse_long(const std::string &t, long lo, long &out) {
   return true;
 }
 
+// An int option within [lo, hi] (out left alone on error).
+bool parse_int(const std::string &t, long lo, long hi, int &out) {
+  long v = 0;
+  if (!parse_long(t, lo, v) || v > hi) {
+    return false;
+  }
+  out = static_cast<int>(v);
+  return true;
+}
+
 bool parse_double(const std::string &t, double lo, double &out) {
   char *end = nullptr;
   errno = 0;
@@ -85,19 +95,9 @@ const std::map<std::string, Setter> &value_options() {
       {"--max-size", [](Options &o, const std::string &v) { return parse_size(v, o.max_size); }},
       {"--iters", [](Options &o, const std::string &v) { return parse_long(v, 1, o.iters); }},
       {"--warmup", [](Options &o, const std::string &v) { return parse_long(v, 0, o.warmup); }},
-      {"--window", [](Options &o, const std::string &v) {
-         long w = 0;
-         bool ok = parse_long(v, 1, w) && w <= 4096;
-         o.window = static_cast<int>(w);
-         return ok;
-       }},
+      {"--window", [](Options &o, const std::string &v) { return parse_int(v, 1, 4096, o.window); }},
       {"--iters-scale", [](Options &o, const std::string &v) { return parse_double(v, 1e-9, o.iters_scale); }},
-      {"--rounds", [](Options &o, const std::string &v) {
-         long r = 0;
-         bool ok = parse_long(v, 1, r) && r <= kMaxRounds;
-         o.rounds = static_cast<int>(r);
-         return ok;
-       }},
+      {"--rounds", [](Options &o, const std::string &v) { return parse_int(v, 1, kMaxRounds, o.rounds); }},
       {"--pause", [](Options &o, const std::string &v) {
          return parse_double(v, 0.0, o.pause) && o.pause <= kMaxPauseSeconds;
        }},
@@ -105,12 +105,7 @@ const std::map<std::string, Setter> &value_options() {
       {"--csv", [](Options &o, const std::string &v) { o.csv = v; return !v.empty(); }},
       {"--html", [](Options &o, const std::string &v) { o.html = v; return !v.empty() && v != "-"; }},
       {"--colls", [](Options &o, const std::string &v) { o.colls = split_commas(v); return !o.colls.empty(); }},
-      {"--repeat", [](Options &o, const std::string &v) {
-         long r = 0;
-         bool ok = parse_long(v, 1, r) && r <= 10000;
-         o.repeat = static_cast<int>(r);
-         return ok;
-       }},
+      {"--repeat", [](Options &o, const std::string &v) { return parse_int(v, 1, 10000, o.repeat); }},
       {"--flag-fraction", [](Options &o, const std::string &v) {
          return parse_double(v, 0.0, o.flag_fraction) && o.flag_fraction < 1.0;
        }},

@@ -31,7 +31,7 @@ static const ucp_tag_t kTag = 7;
  * for its address (and as long at the end, for rank 0's close). The waits
  * are timed by the clock, not by counting naps (a 1 ms nap lasts several
  * under emulation); the script's timeout bounds the whole run anyway. */
-static const double kAddrWaitSeconds = 900.0;
+static const double kPeerWaitSeconds = 900.0;
 
 static double now_s(void) {
     struct timespec t;
@@ -60,7 +60,7 @@ static void *get_addr(const char *flag, int peer) {
     char name[4096];
     snprintf(name, sizeof(name), "%s.addr%d", flag, peer);
     struct timespec nap = {0, 1000000};
-    for (const double deadline = now_s() + kAddrWaitSeconds; now_s() < deadline;) {
+    for (const double deadline = now_s() + kPeerWaitSeconds; now_s() < deadline;) {
         FILE *f = fopen(name, "rb");
         if (f != NULL) {
             static char buf[65536];
@@ -70,7 +70,7 @@ static void *get_addr(const char *flag, int peer) {
         }
         nanosleep(&nap, NULL);
     }
-    fprintf(stderr, "icount_ucx: no worker address from rank %d after %.0f s (%s)\n", peer, kAddrWaitSeconds, name);
+    fprintf(stderr, "icount_ucx: no worker address from rank %d after %.0f s (%s)\n", peer, kPeerWaitSeconds, name);
     exit(1);
 }
 
@@ -164,11 +164,11 @@ int main(int argc, char **argv) {
     if (me == 0) {
         icount_set_closed(posted);
     } else {
-        const double deadline = now_s() + kAddrWaitSeconds;
+        const double deadline = now_s() + kPeerWaitSeconds;
         while (!icount_closed(posted)) {
             ucp_worker_progress(w);
             if (now_s() > deadline) {
-                fprintf(stderr, "icount_ucx: rank 0 did not close its endpoint within %.0f s\n", kAddrWaitSeconds);
+                fprintf(stderr, "icount_ucx: rank 0 did not close its endpoint within %.0f s\n", kPeerWaitSeconds);
                 exit(1);
             }
         }
