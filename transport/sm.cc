@@ -422,8 +422,18 @@ void SmTransport::publish_tail(Peer &pe) {
     pe.in_published = pe.in_tail;
     pe.in_ring->tail.store(pe.in_tail, std::memory_order_release);
     // A sender that found the ring full (for data: all but the control slot)
-    // may be asleep waiting for room: wake it like an arrival would.
-    if (pe.in_seen - old_tail + 1 >= lay_.nslots && pe.state == PeerState::kUp) wake(pe);
+    // may be asleep waiting for room: wake it like an arrival would. The
+    // head is read now, after the store, not taken from the last poll: the
+    // sender may have filled the ring since (a slot released long after its
+    // delivery, or a pass preempted between its poll and here), and a sleep
+    // judged by the stale head was never woken. The value only decides
+    // whether to look for a sleeper, so a bad one costs a wake-up at most.
+    // No fence before the load (it would cost every delivery one): the
+    // window left is a sender that publishes, finds the ring full, arms and
+    // reads the old tail while our tail store is still in the store buffer;
+    // that sleep ends at its poll's timeout (1 ms for a waiting caller).
+    const uint64_t head = pe.in_ring->head.load(std::memory_order_acquire);
+    if (head - old_tail + 1 >= lay_.nslots && pe.state == PeerState::kUp) wake(pe);
 }
 
 void SmTransport::release(int peer, uint64_t token) {

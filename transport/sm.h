@@ -159,7 +159,6 @@ private:
         char *in_slots = nullptr;
         uint64_t in_next = 0;           // next slot to read
         uint64_t in_tail = 0;           // slots given back
-        uint64_t in_seen = 0;           // the peer's head as last read (checked)
         uint64_t in_published = 0;      // the tail as last stored for the peer
         uint32_t recv_seq = 0;
         std::vector<uint8_t> held;      // per slot: delivered and not yet released

@@ -35,7 +35,6 @@ template <class Sink> int SmTransport::poll_ring(Peer &pe, Sink &sink) {
                   static_cast<unsigned long long>(pe.in_tail + lay_.nslots));
         return 0;
     }
-    pe.in_seen = head;
     int n = 0;
     while (pe.in_next < head && n < kSmPollBudget && pe.state == PeerState::kUp) {
         const uint64_t slot = pe.in_next;

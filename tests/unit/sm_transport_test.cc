@@ -162,6 +162,48 @@ TEST(SmTransport, HeldSlotsBackPressureOnePairAndKeepACtrlSlot) {
     expect_all_ok(r);
 }
 
+// A sender that filled the ring and went to sleep is woken when the
+// receiver releases a slot it held since before the ring filled: the wake-up
+// is judged by the head as it is at the release, not as the receiver last
+// polled it (then one message in, and nothing to wake for).
+TEST(SmTransport, SleepingBlockedSenderIsWokenByALateRelease) {
+    constexpr uint32_t kSlots = 8;
+    auto r = run_job(2, [](Ctx &c) {
+        Board *b = c.board;
+        const std::vector<char> body = body_of(32, 1);
+        if (c.rank == 1) {
+            SM_CHECK(c.drive([&] { return b->flag[0].load() == 1; }));  // rank 0 holds our slots
+            SM_CHECK(c.t->send(0, eager(body, 0), false));
+            SM_CHECK(c.drive([&] { return b->flag[1].load() == 1; }));  // delivered and held
+            int32_t sent = 1;
+            while (c.t->can_send(0, body.size(), false)) SM_CHECK(c.t->send(0, eager(body, sent++), false));
+            SM_CHECK(sent == static_cast<int32_t>(kSlots) - 1);  // full: the last slot is for control
+            SM_CHECK(c.t->arm());                                 // nothing to do but wait for room
+            pollfd pf[2];
+            const int n = c.t->fds(pf, 2, true);
+            const uint64_t t0 = rdmx::now_ns();
+            b->flag[2].store(1);
+            SM_CHECK(poll(pf, static_cast<nfds_t>(n), 5000) == 1 && (pf[0].revents & POLLIN));
+            SM_CHECK(static_cast<double>(rdmx::now_ns() - t0) * 1e-9 < 2.0);
+            c.t->after_sleep();
+            SM_CHECK(c.t->can_send(0, body.size(), false));
+            SM_CHECK(c.t->send(0, eager(body, sent++), false));
+        } else {
+            c.sink.hold_peer = 1;
+            b->flag[0].store(1);
+            SM_CHECK(c.drive([&] { return c.sink.arrivals.size() == 1; }));
+            b->flag[1].store(1);
+            rdmx::Deadline d(kStepDeadline);  // no progress: the ring fills unseen
+            while (b->flag[2].load() != 1) SM_CHECK(!d.expired());
+            c.t->release(1, c.sink.arrivals[0].token);  // the sleeper must be woken by this
+            c.sink.hold_peer = -1;
+            SM_CHECK(c.drive([&] { return c.sink.arrivals.size() == kSlots; }));
+        }
+        SM_CHECK(c.barrier());
+    }, [](int, SmParams &p) { p.slots = kSlots; });
+    expect_all_ok(r);
+}
+
 namespace {
 
 // Rank 0 exposes a read buffer and a write buffer to rank 1, which gets and
@@ -603,10 +645,13 @@ TEST(SmTransport, EightRanksOnTwoCoresProgressWhileSleeping) {
         for (auto &a : c.sink.arrivals) SM_CHECK(a.h.tag == next[a.peer]++ && a.body == body_of(64, a.peer));
         SM_CHECK(c.sink.failed.empty());
         std::fprintf(stderr, "rank %d: slept %d times, %d without a wake-up\n", c.rank, sleeps, timeouts);
-        // Every sleep had work pending on a peer, which must wake us. One
-        // sleep in a run has been seen to time out on a host loaded 5x beyond
-        // its cores (not root-caused); a lost wake-up per message would show
-        // as many (and breaking wake() makes the run miss its deadline).
+        // Every sleep had work pending on a peer, which must wake us. A
+        // receiver that judged the sender's need by the head it polled before
+        // delivering, not the head at the release, lost wake-ups here under
+        // load (SleepingBlockedSenderIsWokenByALateRelease pins it down). One
+        // timeout is allowed for the window publish_tail leaves unfenced; a
+        // lost wake-up per message would show as many (and breaking wake()
+        // makes the run miss its deadline).
         SM_CHECK(timeouts <= 1);
         SM_CHECK(c.barrier());
     });
