@@ -569,8 +569,12 @@ int ConnManager::poll_events() {
         graveyard_.clear();
         ++n;
     }
-    if (refusals_unlogged_ != 0) log_refusal_summary(now_ns());
+    log_refusals_due();
     return n;
+}
+
+void ConnManager::log_refusals_due() {
+    if (refusals_unlogged_ != 0) log_refusal_summary(now_ns());
 }
 
 void ConnManager::notify_established(Endpoint &ep) {

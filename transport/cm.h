@@ -67,6 +67,10 @@ public:
     void tick();
     // Non-blocking: handles whatever CM events are pending (after bring-up).
     int poll_events();
+    // Logs the refusals counted since the last line, once their interval is
+    // up (poll_events does this too; housekeeping calls it when it skips
+    // poll_events, having found the channel empty).
+    void log_refusals_due();
     // Data reached a passive QP before ESTABLISHED: tell the CM (rdma_notify).
     RDMX_SLOW_PATH void notify_established(Endpoint &ep);
     // Disconnects every endpoint and waits (bounded) for DISCONNECTED.

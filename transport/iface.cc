@@ -57,6 +57,7 @@ rdmx_status_t Iface::add_chunks(uint32_t buffers) {
     // The SRQ limit event (arm_limit) fires at an eighth of the buffers:
     // flushing below a quarter keeps a partial batch from ever being why.
     low_water_ = registered_ / kLowWaterDiv;
+    refresh_due();
     return RDMX_OK;
 }
 
@@ -119,6 +120,12 @@ rdmx_status_t Iface::open(Device &dev, uint32_t depth, size_t buf_size, uint32_t
     }
     rdmx_status_t st = reserve(depth_, buf_size);
     if (st != RDMX_OK) return st;
+    for (uint32_t i = 0; i < kBatch; ++i) {
+        rx_sge_[i].length = static_cast<uint32_t>(size_);
+        rx_wr_[i].sg_list = &rx_sge_[i];
+        rx_wr_[i].num_sge = 1;
+        rx_wr_[i].next = i + 1 < kBatch ? &rx_wr_[i + 1] : nullptr;
+    }
     ibv_comp_channel *ch = nullptr;
     if (int e = vx::create_comp_channel(dev.ctx(), &ch)) {
         RDMX_ERROR("iface %s: ibv_create_comp_channel failed: %s", dev.name(), strerror(e));
@@ -159,20 +166,17 @@ rdmx_status_t Iface::post_pending(size_t *done_out) {
     int e = 0;
     while (done < pending_.size() && e == 0) {
         const uint32_t n = static_cast<uint32_t>(std::min<size_t>(kBatch, pending_.size() - done));
-        ibv_sge sge[kBatch];
-        ibv_recv_wr wr[kBatch];
         for (uint32_t i = 0; i < n; ++i) {
             const uint32_t idx = pending_[done + i].idx;
-            sge[i] = {reinterpret_cast<uint64_t>(recv_buf(idx)), static_cast<uint32_t>(size_), mrs_[idx / chunk_]->lkey};
-            wr[i] = {};
-            wr[i].wr_id = (kWrRecv << kWrKindShift) | idx;
-            wr[i].sg_list = &sge[i];
-            wr[i].num_sge = 1;
-            wr[i].next = i + 1 < n ? &wr[i + 1] : nullptr;
+            rx_sge_[i].addr = reinterpret_cast<uint64_t>(recv_buf(idx));
+            rx_sge_[i].lkey = mrs_[idx / chunk_]->lkey;
+            rx_wr_[i].wr_id = (kWrRecv << kWrKindShift) | idx;
         }
+        rx_wr_[n - 1].next = nullptr;
         ibv_recv_wr *bad = nullptr;
-        e = vx::post_srq_recv(srq_.get(), wr, &bad);
-        done += e == 0 ? n : (bad != nullptr ? static_cast<size_t>(bad - wr) : 0);
+        e = vx::post_srq_recv(srq_.get(), rx_wr_, &bad);
+        if (n < kBatch) rx_wr_[n - 1].next = &rx_wr_[n];  // the chain whole again for the next batch
+        done += e == 0 ? n : (bad != nullptr ? static_cast<size_t>(bad - rx_wr_) : 0);
     }
     *done_out = done;
     posted_ += static_cast<uint32_t>(done);

@@ -68,13 +68,17 @@ public:
     // (Capacity is the buffers registered: a buffer is queued at most once.)
     bool repost(uint32_t idx, int32_t owner) {
         pending_.push_back(Repost{idx, owner});
-        return flush_due();
+        refresh_due();
+        return due_;
     }
-    bool flush_due() const {
-        return pending_.size() >= kBatch || posted_ < low_water_ || (post_failed_ && !pending_.empty());
-    }
+    // Read on every progress pass, so kept as a flag, updated where its
+    // inputs change (repost, consumed, flush, add_chunks).
+    bool flush_due() const { return due_; }
     // A receive completion took a buffer off the SRQ.
-    void consumed() { --posted_; }
+    void consumed() {
+        --posted_;
+        due_ = due_ || posted_ < low_water_;
+    }
     // Posts what waits, then calls on_posted(owner) for each posted buffer
     // that has one (the caller grants its credit there, and only there).
     template <class OnPosted>
@@ -85,6 +89,7 @@ public:
             if (pending_[i].owner >= 0) on_posted(pending_[i].owner);
         if (done == pending_.size()) pending_.clear();
         else pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
+        refresh_due();
         return st;
     }
     // Re-arms the SRQ low watermark (an eighth of the buffers registered)
@@ -103,6 +108,10 @@ private:
         int32_t owner;   // peer credited once it is posted, or -1
     };
     rdmx_status_t post_pending(size_t *done);
+    // A batch is full, the SRQ runs low, or an earlier post failed.
+    void refresh_due() {
+        due_ = pending_.size() >= kBatch || posted_ < low_water_ || (post_failed_ && !pending_.empty());
+    }
     rdmx_status_t reserve(uint32_t depth, size_t buf_size);
     rdmx_status_t add_chunks(uint32_t buffers);
     rdmx_status_t resize_cq(uint32_t cqe);
@@ -122,7 +131,13 @@ private:
     uint32_t posted_ = 0;     // buffers on the SRQ now
     uint32_t low_water_ = 0;  // fewer than this posted: flush without waiting for a batch
     bool post_failed_ = false;
+    bool due_ = false;        // refresh_due()'s verdict: flush_due()
     std::vector<Repost> pending_;  // buffers waiting to be re-posted, oldest first
+    // A batch's work requests, linked and pointed at their sges once (at
+    // open): a flush writes only each buffer's address, key and id, and
+    // cuts the chain after the batch's last.
+    ibv_sge rx_sge_[kBatch]{};
+    ibv_recv_wr rx_wr_[kBatch]{};
     // Callers of drain_channel may race (caller-mode progress from several threads).
     std::atomic<unsigned> unacked_events_{0};
     // The receive buffers: one reserved range, registered chunk by chunk.

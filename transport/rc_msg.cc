@@ -54,38 +54,48 @@ RDMX_HOT_ENTRY Transport::Post rc_try_send(Rc *t, int peer, const MsgOut &m) {
 }
 
 bool RcTransport::post_msg(Endpoint &ep, const MsgOut &m) {
-    wire::MsgHdr h{wire::kVersion, static_cast<uint8_t>(m.type), m.space, 0, m.tag, ep.rx_granted, ep.tx_seq,
-                   m.length, m.cookie, m.comm, 0};
-    ibv_sge sge[2];
-    ibv_send_wr wr{};
+    wire::MsgHdr &h = isend_.hdr;  // version, flags and reserved are set once
+    h.type = static_cast<uint8_t>(m.type);
+    h.space = m.space;
+    h.tag = m.tag;
+    h.credits = ep.rx_granted;
+    h.seq = ep.tx_seq;
+    h.length = m.length;
+    h.cookie = m.cookie;
+    h.comm = m.comm;
+    ibv_sge bounce_sge;
+    ibv_send_wr bounce_wr;
+    ibv_send_wr *wr = &isend_.wr;
     SqSlot slot{};
     const size_t total = sizeof(h) + m.body_len;
     if (total <= max_inline_) {
-        sge[0] = {reinterpret_cast<uint64_t>(&h), sizeof(h), 0};
-        sge[1] = {reinterpret_cast<uint64_t>(m.body), static_cast<uint32_t>(m.body_len), 0};
-        wr.num_sge = m.body_len > 0 ? 2 : 1;
-        wr.send_flags = IBV_SEND_INLINE;
+        isend_.sge[1].addr = reinterpret_cast<uint64_t>(m.body);
+        isend_.sge[1].length = static_cast<uint32_t>(m.body_len);
+        wr->num_sge = m.body_len > 0 ? 2 : 1;
+        wr->send_flags = IBV_SEND_INLINE;
     } else {
         uint32_t idx = 0;
         if (!send_pool_.get(&idx)) return false;
         char *b = send_pool_.buf(idx);
         std::memcpy(b, &h, sizeof(h));
         if (m.body_len > 0) std::memcpy(b + sizeof(h), m.body, m.body_len);
-        sge[0] = {reinterpret_cast<uint64_t>(b), static_cast<uint32_t>(total), send_pool_.lkey()};
-        wr.num_sge = 1;
+        bounce_sge = {reinterpret_cast<uint64_t>(b), static_cast<uint32_t>(total), send_pool_.lkey()};
+        bounce_wr = ibv_send_wr{};
+        bounce_wr.sg_list = &bounce_sge;
+        bounce_wr.num_sge = 1;
+        bounce_wr.opcode = IBV_WR_SEND;
+        wr = &bounce_wr;
         slot.bounce = static_cast<int32_t>(idx);
     }
     // Selective signalling: one WR per the QP's period, or every WR while
     // bounce buffers run low.
     if (++ep.unsignaled >= ep.signal_every || send_pool_.free_count() < low_bounce_) {
-        wr.send_flags |= IBV_SEND_SIGNALED;
+        wr->send_flags |= IBV_SEND_SIGNALED;
         ep.unsignaled = 0;
     }
-    wr.wr_id = make_send_wrid(static_cast<uint32_t>(ep.peer), ep.sq_posted);
-    wr.sg_list = sge;
-    wr.opcode = IBV_WR_SEND;
+    wr->wr_id = make_send_wrid(static_cast<uint32_t>(ep.peer), ep.sq_posted);
     ibv_send_wr *bad = nullptr;
-    if (int e = vx::post_send(ep.qp, &wr, &bad)) {
+    if (int e = vx::post_send(ep.qp, wr, &bad)) {
         if (slot.bounce >= 0) send_pool_.put(static_cast<uint32_t>(slot.bounce));
         RDMX_ERROR("eager: ibv_post_send to peer %d (%s) qp 0x%x failed: %s", ep.peer, ep.addr.c_str(), ep.qp_num,
                    strerror(e));
@@ -244,7 +254,7 @@ void RcTransport::handle_recv(const ibv_wc &wc) {
 
 void RcTransport::check_message(Endpoint &ep, const ibv_wc &wc, uint32_t idx) {
     const char *buf = iface_.recv_buf(idx);
-    wire::MsgHdr h{};
+    wire::MsgHdr h;  // decode_msg fills it whole, or fails and it is not read
     auto de = wire::decode_msg(buf, wc.byte_len, p_.eager_limit, &h);
     if (de != wire::DecodeError::kOk) return violation(ep, idx, wire::decode_error_name(de));
     if (h.seq != ep.rx_seq) return violation(ep, idx, "sequence gap");

@@ -2,6 +2,8 @@
 // arrival checks, send-queue completions to the ring), return credits, and
 // at a slower pace read CM and async events, probe silent peers and watch
 // a downed port. Failures are found here and reported once to the engine.
+#include <poll.h>
+
 #include <cstring>
 
 #include "core/clock.h"
@@ -195,14 +197,23 @@ int RcTransport::progress_failed() {
     return n;
 }
 
+// The event channels are read only when poll() says they hold something:
+// the usual pass finds both empty, and learning that by reading each
+// (rdma_get_cm_event, ibv_get_async_event: two system calls and about 600
+// instructions in the libraries) cost more than the one poll.
 int RcTransport::housekeep() {
     set_cm_hooks();
-    int n = cm_.poll_events();
+    pollfd pf[2] = {{cm_.fd(), POLLIN, 0}, {dev_.ctx()->async_fd, POLLIN, 0}};
+    const bool polled = ::poll(pf, 2, 0) >= 0;  // on failure (EINTR, ENOMEM), read both as before
+    int n = 0;
+    if (!polled || pf[0].revents != 0) n = cm_.poll_events();
+    else cm_.log_refusals_due();
     if (lazy_) {
         cm_.tick();
         max_inline_ = dev_.max_inline();  // the smallest any QP got so far (0 before the first)
     }
-    handle_async();
+    if (!polled || pf[1].revents != 0 || vx::async_injected()) handle_async();
+    else check_port_down();  // handle_async's timed part, due with or without events
     keepalive();
     return n;
 }

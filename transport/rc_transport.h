@@ -180,6 +180,24 @@ private:
     // longest signalling period of any QP): every SEND is signalled.
     size_t low_bounce_ = Endpoint::kMaxSignalEvery;
     uint32_t max_msg_ = 1u << 30;
+    // The inline SEND's work request, built once (UCX keeps its inline
+    // active message's the same way): a post writes only what changes. The
+    // provider copies inline data at ibv_post_send, so the one header
+    // buffer serves every post; posts run one at a time (under the engine
+    // lock, or on the one thread with RDMX_THREADS=single).
+    struct InlineSend {
+        wire::MsgHdr hdr{};
+        ibv_sge sge[2]{};
+        ibv_send_wr wr{};
+        InlineSend() {
+            hdr.version = static_cast<uint8_t>(wire::kVersion);
+            sge[0] = {reinterpret_cast<uint64_t>(&hdr), sizeof(hdr), 0};
+            wr.sg_list = sge;
+            wr.opcode = IBV_WR_SEND;
+        }
+        InlineSend(const InlineSend &) = delete;  // sge and wr point into this object
+        InlineSend &operator=(const InlineSend &) = delete;
+    } isend_;
 };
 
 }  // namespace rdmx

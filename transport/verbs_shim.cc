@@ -148,6 +148,7 @@ void inject_async_event(ibv_context *ctx, const ibv_async_event &ev) {
     g_async_q.push_back({ctx, ev});
     g_async_queued.fetch_add(1);
 }
+bool async_injected() { return g_async_queued.load(std::memory_order_relaxed) != 0; }
 int get_async_event(ibv_context *c, ibv_async_event *ev) {
     if (g_async_queued.load(std::memory_order_relaxed) != 0) {
         std::lock_guard<std::mutex> g(g_inject_mu);

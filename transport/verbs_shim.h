@@ -22,6 +22,9 @@ void limit_device(int max_srq_wr, int max_cqe);
 // (acking an event the library never reported would unbalance the counts
 // ibv_destroy_qp/cq wait on). Inert unless called.
 void inject_async_event(ibv_context *ctx, const ibv_async_event &ev);
+// True while an injected async event waits: the async fd is not readable
+// for it, so a caller that polls the fd first must ask this too.
+bool async_injected();
 
 int query_device(ibv_context *ctx, ibv_device_attr *attr);
 int query_port(ibv_context *ctx, uint8_t port, ibv_port_attr *attr);
