@@ -129,6 +129,27 @@ if [ -x "${PERF_PROBE:-}" ]; then
   echo "bed_probe=${readings%,}" >>"$out/meta.env"
   unset readings ncpu ms i
 fi
+# The same for the memory system: bed-probe --chase (dependent loads
+# through PERF_CHASE_MIB MiB, above the caches) PERF_CHASE_N times, each on
+# every CPU at once, as a two-rank run loads the bed. The multiply-add loop
+# above cannot see memory change speed; a 16 MB walk on the host has been
+# seen to take from 156 to 256 ms within one minute.
+if [ -x "${PERF_PROBE:-}" ] && [ "${PERF_CHASE_N:-10}" -gt 0 ]; then
+  readings="" ncpu="$(nproc)" tmp="$(mktemp -d)"
+  for ((i = 0; i < ${PERF_CHASE_N:-10}; i++)); do
+    pids=()
+    for ((c = 0; c < ncpu; c++)); do
+      taskset -c "$c" "$PERF_PROBE" --chase "${PERF_CHASE_MIB:-16}" >"$tmp/$c" 2>/dev/null &
+      pids+=($!)
+    done
+    for ((c = 0; c < ncpu; c++)); do
+      wait "${pids[$c]}" && readings+="$(cat "$tmp/$c"),"
+    done
+  done
+  rm -rf -- "$tmp"
+  { echo "bed_chase=${readings%,}"; echo "bed_chase_mib=${PERF_CHASE_MIB:-16}"; } >>"$out/meta.env"
+  unset readings ncpu tmp pids i c
+fi
 
 # ------------------------------------------------------------- tracing ---
 # PERF_TRACE=1 (compare.sh --trace): an ftrace of every rdmx-bench(-mpi)

@@ -434,9 +434,9 @@ class Report:
         self.out(f"- **Where**: {where}, kernel {meta.get('kernel', '?')}, {meta.get('vcpus', '?')} vCPUs, {mem_s}; "
                  f"host {host.get('host_cpus', '?')} CPUs, load average {host.get('load_start', '?')} at the start, "
                  f"{host.get('load_end', '?')} at the end.")
-        bed = self.bed_line(meta)
-        if bed:
-            self.out(bed)
+        for line in (self.bed_line(meta), self.chase_line(meta)):
+            if line:
+                self.out(line)
         self.out(f"- **Devices**: rank 0 / server on {meta.get('dev0', '?')} ({meta.get('addr0', '?')}), rank 1 / client on "
                  f"{meta.get('dev1', '?')} ({meta.get('addr1', '?')}); active MTU {meta.get('active_mtu', '?')}.")
         self.out(f"- **Software**: perftest {meta.get('perftest', '?')} (package {meta.get('perftest_pkg', '?')}), "
@@ -513,9 +513,9 @@ class Report:
         self.out(END)
 
     @staticmethod
-    def bed_line(meta):
-        """How steady the machine ran: guest.sh's bed-probe readings, or None."""
-        ms = sorted(x for x in (to_float(t) for t in meta.get("bed_probe", "").split(",")) if x is not None and x > 0)
+    def readings_spread(readings):
+        """'A-B ms over N readings: p10, median, p90 (p90/p10)' of a comma list, or None."""
+        ms = sorted(x for x in (to_float(t) for t in readings.split(",")) if x is not None and x > 0)
         if not ms:
             return None
 
@@ -523,9 +523,22 @@ class Report:
             return ms[max(0, math.ceil(permille * len(ms) / 1000) - 1)]
 
         lo, hi = rank(100), rank(900)
-        return (f"- **Bed speed**: `bed-probe` (a fixed loop, each vCPU in turn, before the runs) took "
-                f"{ms[0]:.1f}-{ms[-1]:.1f} ms over {len(ms)} readings: p10 {lo:.1f}, median {median(ms):.1f}, "
-                f"p90 {hi:.1f} (p90/p10 {hi / lo:.2f}; a steady machine gives about 1.0).")
+        return (f"{ms[0]:.1f}-{ms[-1]:.1f} ms over {len(ms)} readings: p10 {lo:.1f}, median {median(ms):.1f}, "
+                f"p90 {hi:.1f} (p90/p10 {hi / lo:.2f}; a steady machine gives about 1.0)")
+
+    @classmethod
+    def bed_line(cls, meta):
+        """How steady the CPUs ran: guest.sh's bed-probe readings, or None."""
+        s = cls.readings_spread(meta.get("bed_probe", ""))
+        return s and f"- **Bed speed**: `bed-probe` (a fixed loop, each vCPU in turn, before the runs) took {s}."
+
+    @classmethod
+    def chase_line(cls, meta):
+        """How steady the memory system ran: guest.sh's bed-probe --chase readings, or None."""
+        s = cls.readings_spread(meta.get("bed_chase", ""))
+        mib = meta.get("bed_chase_mib", "?")
+        return s and (f"- **Memory speed**: `bed-probe --chase {mib}` (dependent loads over {mib} MiB, on every vCPU "
+                      f"at once, before the runs) took {s}.")
 
     def lat_iters(self, tool, size):
         cfg = self.r.cfg
