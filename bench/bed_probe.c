@@ -88,9 +88,9 @@ static int multiply_add(uint64_t iters) {
 static int chase(uint64_t mib, uint64_t loads) {
     const size_t n = (size_t)(mib << 20) / LINE_BYTES;
     const size_t bytes = n * sizeof(struct line);
-    /* Small pages only: whether a transparent huge page is to be had depends
-     * on what ran before (a reading taken just after a job, with memory
-     * freed, walked up to 1.6 x faster), which is not the speed we ask. */
+    /* Small pages only: whether a transparent huge page is free depends on
+     * what ran before, and a huge page changes what each load costs (the
+     * page walk), which is not the speed asked about. */
     struct line *lines = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     size_t *order = malloc(n * sizeof(size_t));
     if (lines == MAP_FAILED || order == NULL) {
