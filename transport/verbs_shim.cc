@@ -150,7 +150,7 @@ void inject_async_event(ibv_context *ctx, const ibv_async_event &ev) {
 }
 bool async_injected() { return g_async_queued.load(std::memory_order_relaxed) != 0; }
 int get_async_event(ibv_context *c, ibv_async_event *ev) {
-    if (g_async_queued.load(std::memory_order_relaxed) != 0) {
+    if (async_injected()) {
         std::lock_guard<std::mutex> g(g_inject_mu);
         for (auto it = g_async_q.begin(); it != g_async_q.end() && !g_async_out; ++it) {
             if (it->ctx != c) continue;
