@@ -127,12 +127,8 @@ constexpr uint32_t kMaxComms = 4096;
 // ConnectPriv/AcceptPriv, never exceeded by a cumulative grant.
 constexpr uint32_t kMaxCredits = 64;
 
-// Checks a received message of `len` bytes. For eager, payload length must be
-// exactly len - sizeof(MsgHdr) and at most max_eager. On kOk *hdr is filled.
-// Inline: every arrival on every transport passes here.
-inline DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hdr) {
-    if (buf == nullptr || len < sizeof(MsgHdr)) return DecodeError::kShort;
-    std::memcpy(hdr, buf, sizeof(*hdr));
+// decode_msg's every check, one field at a time, naming the first that fails.
+[[gnu::noinline]] inline DecodeError decode_msg_fields(size_t len, size_t max_eager, const MsgHdr *hdr) {
     if (hdr->version != kVersion) return DecodeError::kBadVersion;
     if (hdr->space > kMaxSpace || hdr->tag < 0 || hdr->comm >= kMaxComms || hdr->reserved != 0)
         return DecodeError::kBadField;
@@ -157,6 +153,34 @@ inline DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, Msg
         return DecodeError::kOk;
     }
     return DecodeError::kBadType;
+}
+
+// An eager header's first word (version, type, space, flags, tag) has these
+// bits as in kEagerHeadWant: version 1, type kEager, space <= kMaxSpace (the
+// bits above it clear), tag >= 0 (its sign bit clear); flags are not
+// checked. Its last word (comm, reserved) is below kMaxComms: comm in range
+// and reserved zero.
+static_assert((kMaxSpace & (kMaxSpace + 1)) == 0 && (kMaxComms & (kMaxComms - 1)) == 0,
+              "the eager fast check masks: kMaxSpace + 1 and kMaxComms are powers of two");
+constexpr uint64_t kEagerHeadMask = 0xFFull | 0xFFull << 8 | uint64_t{0xFF & ~kMaxSpace} << 16 | 0x80ull << 56;
+constexpr uint64_t kEagerHeadWant = uint64_t{kVersion} | uint64_t{static_cast<uint8_t>(MsgType::kEager)} << 8;
+
+// Checks a received message of `len` bytes. For eager, payload length must be
+// exactly len - sizeof(MsgHdr) and at most max_eager. On kOk *hdr is filled.
+// Inline: every arrival on every transport passes here. A good eager
+// message passes three compares of whole words; anything else goes through
+// decode_msg_fields, which names what was wrong (the fast check accepts
+// nothing that it rejects: tests/unit/wire_test.cc holds them to that).
+inline DecodeError decode_msg(const void *buf, size_t len, size_t max_eager, MsgHdr *hdr) {
+    if (buf == nullptr || len < sizeof(MsgHdr)) return DecodeError::kShort;
+    std::memcpy(hdr, buf, sizeof(*hdr));
+    uint64_t head, tail;
+    std::memcpy(&head, hdr, sizeof(head));
+    std::memcpy(&tail, &hdr->comm, sizeof(tail));
+    const size_t body = len - sizeof(MsgHdr);
+    if ((head & kEagerHeadMask) == kEagerHeadWant && tail < kMaxComms && hdr->length == body && body <= max_eager)
+        [[likely]] return DecodeError::kOk;
+    return decode_msg_fields(len, max_eager, hdr);
 }
 // Checks an RTS body: sizes agree with the header and the range does not wrap.
 DecodeError decode_rts(const void *buf, size_t len, const MsgHdr &hdr, RndvDesc *out);

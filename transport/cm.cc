@@ -156,7 +156,7 @@ rdmx_status_t ConnManager::setup_qp(Endpoint &ep, rdma_cm_id *id) {
     ep.sq_depth = qa.cap.max_send_wr < p_.sq_depth ? qa.cap.max_send_wr : p_.sq_depth;
     ep.ring.assign(ep.sq_depth, SqSlot{});
     ep.signal_every = Endpoint::signal_period(ep.sq_depth);
-    ep.sq_posted = ep.sq_done = ep.unsignaled = 0;
+    ep.sq_posted = ep.sq_done = ep.unsignaled = ep.sq_held = 0;
     if (dev_->max_inline() == 0 || qa.cap.max_inline_data < dev_->max_inline())
         dev_->set_max_inline(qa.cap.max_inline_data);
     qpn_to_peer.insert(ep.qp_num, ep.peer);
@@ -259,6 +259,7 @@ void ConnManager::record_credits(Endpoint &ep, uint64_t addr, uint32_t rkey, uin
     ep.tx_window = credits < wire::kMaxCredits ? credits : wire::kMaxCredits;
     ep.tx_granted = ep.tx_window;
     ep.tx_consumed = 0;
+    ep.credit_seen = 0;
     ep.grant_forged = false;
 }
 

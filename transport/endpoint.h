@@ -34,6 +34,7 @@ struct SqSlot {
     uint32_t bytes = 0;      // bytes that READ/WRITE moves
     uint64_t inv = 0;        // LOCAL_INV revoking a window: the engine's id for it, or 0
     int32_t window = -1;     // and that window's index
+    bool empty() const { return bounce < 0 && cookie == 0 && inv == 0; }  // nothing to release at completion
 };
 
 // A LOCAL_INV revoking a window, waiting for a send-queue slot.
@@ -69,7 +70,11 @@ struct Endpoint {
     uint32_t sq_done = 0;         // WRs known complete
     uint32_t unsignaled = 0;
     uint32_t signal_every = 1;    // one SEND in this many is signalled (signal_period of the QP's real depth)
+    // What each WR in flight holds; an empty SqSlot (an inline SEND, a
+    // credit WRITE) is not written: every slot outside [sq_done, sq_posted)
+    // and every empty one inside it stays SqSlot{}.
     std::vector<SqSlot> ring;
+    uint32_t sq_held = 0;         // WRs in flight whose slot holds something (release_ring walks only then)
     uint32_t max_rd_atomic = 1;   // negotiated initiator depth for RDMA READ
 
     // Credits: the peer may send us rx_granted - (messages received) more;
@@ -81,6 +86,7 @@ struct Endpoint {
     bool grant_forged = false;     // the slot held a grant beyond the window: nothing more
     uint64_t forged_grant = 0;     // is sent, and the engine closes the peer
     volatile uint64_t *credit_slot = nullptr;  // peer RDMA-WRITEs cumulative grants here
+    uint64_t credit_seen = 0;      // the slot's value when tx_credits last checked it
     uint64_t remote_credit_addr = 0;
     uint32_t remote_credit_rkey = 0;
     uint32_t rx_granted = 0;       // cumulative grants we have made
@@ -118,8 +124,16 @@ struct Endpoint {
     // sq_free() first: a full ring here would overwrite what a live WR holds
     // (a bounce buffer, a READ to finish) and sq_free() would then wrap.
     void record_wr(const SqSlot &s) {
+        if (s.empty()) return record_empty_wr();
         assert(sq_posted - sq_done < sq_depth && "send ring overflow: a WR was posted without a free slot");
         ring[sq_posted & (sq_depth - 1)] = s;
+        ++sq_held;
+        ++sq_posted;
+    }
+    // A WR that holds nothing to release at its completion (an inline
+    // SEND, a credit or keepalive WRITE): the slot stays empty, unwritten.
+    void record_empty_wr() {
+        assert(sq_posted - sq_done < sq_depth && "send ring overflow: a WR was posted without a free slot");
         ++sq_posted;
     }
     // Unsignalled SENDs hold their ring slots (and bounce buffers) until a
@@ -133,16 +147,25 @@ struct Endpoint {
     }
     static constexpr uint32_t kSignalShare = 4;
     static constexpr uint32_t kMaxSignalEvery = 32;
+    // The slot is checked only when it changed: a value checked once has
+    // been applied (tx_granted only grows past it), so seeing it again is a
+    // no-op. (Checked again, a grant written once and then left alone
+    // would, 2^31 messages later, look newer than tx_granted and forged.)
+    // credit_seen starts at 0 on every connection (ConnManager::
+    // record_credits), older than the window a connection starts with.
     uint32_t tx_credits() {
         if (grant_forged) return 0;
         const uint64_t v = *credit_slot;
-        if (!grant_plausible(v)) {
-            grant_forged = true;
-            forged_grant = v;
-            return 0;
+        if (v != credit_seen) [[unlikely]] {
+            if (!grant_plausible(v)) {
+                grant_forged = true;
+                forged_grant = v;
+                return 0;
+            }
+            credit_seen = v;
+            const auto slot = static_cast<uint32_t>(v);
+            if (static_cast<int32_t>(slot - tx_granted) > 0) tx_granted = slot;
         }
-        uint32_t slot = static_cast<uint32_t>(v);
-        if (static_cast<int32_t>(slot - tx_granted) > 0) tx_granted = slot;
         return tx_granted - tx_consumed;
     }
     // Header grants; false for an implausible one (the caller closes the peer).

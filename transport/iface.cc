@@ -154,7 +154,7 @@ rdmx_status_t Iface::open(Device &dev, uint32_t depth, size_t buf_size, uint32_t
     }
     srq_.reset(srq);
     if ((st = add_chunks(first)) != RDMX_OK) return st;
-    if ((st = flush([](int32_t) {})) != RDMX_OK) return st;  // nothing owned yet: no credit to grant
+    if ((st = flush([](int32_t, uint32_t) {})) != RDMX_OK) return st;  // nothing owned yet: no credit to grant
     return arm_limit();
 }
 

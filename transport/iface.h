@@ -68,7 +68,9 @@ public:
     // (Capacity is the buffers registered: a buffer is queued at most once.)
     bool repost(uint32_t idx, int32_t owner) {
         pending_.push_back(Repost{idx, owner});
-        refresh_due();
+        // refresh_due() with what a repost can change: the queue, now not
+        // empty (a low SRQ already set due_ in consumed()).
+        due_ = due_ || pending_.size() >= kBatch || post_failed_;
         return due_;
     }
     // Read on every progress pass, so kept as a flag, updated where its
@@ -79,14 +81,20 @@ public:
         --posted_;
         due_ = due_ || posted_ < low_water_;
     }
-    // Posts what waits, then calls on_posted(owner) for each posted buffer
-    // that has one (the caller grants its credit there, and only there).
+    // Posts what waits, then calls on_posted(owner, n) for the posted
+    // buffers that have one, n for a run of buffers of the same owner (the
+    // caller grants their credits there, and only there).
     template <class OnPosted>
     rdmx_status_t flush(OnPosted &&on_posted) {
         size_t done = 0;
         const rdmx_status_t st = post_pending(&done);
-        for (size_t i = 0; i < done; ++i)
-            if (pending_[i].owner >= 0) on_posted(pending_[i].owner);
+        for (size_t i = 0; i < done;) {
+            const int32_t owner = pending_[i].owner;
+            uint32_t n = 1;
+            while (i + n < done && pending_[i + n].owner == owner) ++n;
+            if (owner >= 0) on_posted(owner, n);
+            i += n;
+        }
         if (done == pending_.size()) pending_.clear();
         else pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
         refresh_due();

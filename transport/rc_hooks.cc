@@ -27,11 +27,19 @@ void RcTransport::release_send_completions() {
 
 namespace {
 
-// Bounce buffers and READ/WRITE slots between sq_done and sq_posted.
+// Bounce buffers and READ/WRITE slots between sq_done and sq_posted; the
+// slots that hold something must be sq_held many, and every slot outside
+// them empty (release_ring skips the walk when nothing is held).
 void count_ring(const Endpoint &ep, std::vector<int> *owners, uint32_t *rdma, std::string *why) {
     *rdma = 0;
+    uint32_t held = 0;
+    for (uint32_t s = ep.sq_posted; s != ep.sq_done + ep.sq_depth; ++s)
+        if (!ep.ring[s & (ep.sq_depth - 1)].empty() && why->empty())
+            *why = "peer " + std::to_string(ep.peer) + ": send ring slot " + std::to_string(s & (ep.sq_depth - 1)) +
+                   " holds something with no WR in flight";
     for (uint32_t s = ep.sq_done; s != ep.sq_posted; ++s) {
         const SqSlot &slot = ep.ring[s & (ep.sq_depth - 1)];
+        held += slot.empty() ? 0 : 1;
         if (slot.cookie != 0) ++*rdma;
         if (slot.bounce < 0) continue;
         int &owner = (*owners)[static_cast<size_t>(slot.bounce)];
@@ -40,6 +48,9 @@ void count_ring(const Endpoint &ep, std::vector<int> *owners, uint32_t *rdma, st
                    std::to_string(owner) + " and " + std::to_string(ep.peer);
         owner = ep.peer;
     }
+    if (held != ep.sq_held && why->empty())
+        *why = "peer " + std::to_string(ep.peer) + ": " + std::to_string(held) + " send ring slots hold something, " +
+               std::to_string(ep.sq_held) + " counted";
 }
 
 }  // namespace

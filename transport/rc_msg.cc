@@ -147,7 +147,7 @@ void RcTransport::write_credits(Endpoint &ep) {
         fail_peer(ep.peer, RDMX_ERR_PEER_LOST, "credit write failed");
         return;
     }
-    ep.record_wr(SqSlot{});
+    ep.record_empty_wr();
     ep.unsignaled = 0;
     ep.rx_granted_told = ep.rx_granted;
 }
@@ -164,10 +164,10 @@ void RcTransport::recycle(Endpoint *ep, uint32_t idx) {
 }
 
 rdmx_status_t RcTransport::flush_srq() {
-    return iface_.flush([this](int32_t peer) {
+    return iface_.flush([this](int32_t peer, uint32_t n) {
         Endpoint &ep = eps_[static_cast<size_t>(peer)];
-        if (ep.state == ConnState::kFailed) return;  // failed while its buffer waited: nobody uses the credit
-        ++ep.rx_granted;
+        if (ep.state == ConnState::kFailed) return;  // failed while its buffers waited: nobody uses the credits
+        ep.rx_granted += n;
         owe(ep);
     });
 }
@@ -210,9 +210,12 @@ namespace {
 // data needs a credit; a control message of a transfer under way (FIN, CTS,
 // PutFin) may borrow one past the grant, and its buffer, recycled at once,
 // pays it back.
+constexpr uint32_t type_bit(wire::MsgType t) { return 1u << static_cast<uint8_t>(t); }
+constexpr uint32_t kBorrowing = type_bit(wire::MsgType::kFin) | type_bit(wire::MsgType::kCts) |
+                                type_bit(wire::MsgType::kPutFin);
 bool within_grant(const Endpoint &ep, const wire::MsgHdr &h) {
-    const auto t = static_cast<wire::MsgType>(h.type);
-    const bool ctrl = t == wire::MsgType::kFin || t == wire::MsgType::kCts || t == wire::MsgType::kPutFin;
+    // One bit test, not three compares (decode_msg let only known types, all below 32, through).
+    const bool ctrl = (kBorrowing >> (h.type & 31u) & 1u) != 0;
     const uint32_t n = ep.rx_seq + 1;
     return static_cast<int32_t>(ep.rx_granted + (ctrl ? 1u : 0u) - n) >= 0;
 }

@@ -35,13 +35,21 @@ rdmx_status_t rc_wc_status(ibv_wc_status st) {
 
 void RcTransport::release_ring(Endpoint &ep, uint32_t upto, bool ok) {
     // RC completes in order: a completion for WR `upto` covers all before it.
+    // Nothing held in flight (small messages, inline): empty slots, unwritten.
+    if (ep.sq_held == 0) {
+        if (static_cast<int32_t>(upto - ep.sq_done) >= 0) ep.sq_done = upto + 1;
+        if (!ep.invals.empty()) post_invalidations(ep);
+        return;
+    }
     while (static_cast<int32_t>(upto - ep.sq_done) >= 0) {
         // The slot is free before anything below posts (a FIN, the next READ):
         // it may take exactly this slot.
         SqSlot &ref = ep.ring[ep.sq_done & (ep.sq_depth - 1)];
         const SqSlot s = ref;
-        ref = SqSlot{};
         ++ep.sq_done;
+        if (s.empty()) continue;  // nothing to clear or release
+        ref = SqSlot{};
+        --ep.sq_held;
         if (s.bounce >= 0) send_pool_.put(static_cast<uint32_t>(s.bounce));
         if (s.cookie != 0) sink_->on_rma_done(ep.peer, s.cookie, s.bytes, ok);
         if (s.inv != 0) {

@@ -89,7 +89,7 @@ bool RcTransport::bind_window(Endpoint &ep, void *buf, size_t len, int access, X
         return false;
     }
     mw->rkey = wr.bind_mw.rkey;  // type 2 keys are the consumer's to track
-    ep.record_wr(SqSlot{});
+    ep.record_empty_wr();
     ep.mw_bound[static_cast<size_t>(idx)] = 1;
     m->window = idx;
     *rkey = mw->rkey;

@@ -66,6 +66,7 @@ rdmx_status_t RcTransport::size_queues() {
                   "%u credits per peer, send queues %u deep", dev_.name(), a.max_srq_wr, a.max_cqe, a.max_qp_wr,
                   p_.size, q.srq_depth, cfg_.srq_depth, q.credits, q.sq_depth);
     credits_ = q.credits;
+    credit_write_at_ = (credits_ + 1) / 2;
     sq_depth_ = q.sq_depth;
     cqe_ = q.cqe;
     srq_depth_ = q.srq_depth;

@@ -97,7 +97,7 @@ private:
     void write_credits(Endpoint &ep);
     void owe(Endpoint &ep);
     // Owed this many grants or more, a peer is told by a credit write.
-    uint32_t credit_write_at() const { return (credits_ + 1) / 2; }
+    uint32_t credit_write_at() const { return credit_write_at_; }
     void recycle(Endpoint *ep, uint32_t idx);
     // Once per batch of re-posts: a call (it inlined into each of recycle's callers).
     RDMX_SLOW_PATH rdmx_status_t flush_srq();  // a failed post is logged by the interface and retried by progress
@@ -171,6 +171,7 @@ private:
     std::vector<Endpoint> eps_;
     std::vector<sockaddr_in> addrs_;
     uint32_t credits_ = 0;
+    uint32_t credit_write_at_ = 0;  // half the window, rounded up: (credits_ + 1) / 2, read per arrival
     uint32_t refusals_ = 0;  // connections make_room refused (no room on the device's queues)
     uint32_t sq_depth_ = 0;
     uint32_t cqe_ = 0;

@@ -20,8 +20,8 @@ MAX_CREDITS = 64               # core/wire.h kMaxCredits
 SQ_WANT, SQ_MIN = 128, 32      # core/config.h kSqDepthWanted, kMinSqDepth
 SEND_BUFS = 512                # transport/rc_transport.cc kSendBufs
 CREDIT_SLOT = 64               # transport/memory.h CreditSlots::kStride
-HOST_PER_PEER = 336 + 40 * SQ_WANT + 112   # sizeof Endpoint + SqSlot ring + Peer (this build)
-HOST_PER_RANK = 112 + 336 + 64 + 16 + 4    # Peer, Endpoint, credit slot, address, keepalive mark
+HOST_PER_PEER = 368 + 40 * SQ_WANT + 128   # sizeof Endpoint + SqSlot ring + Peer (this build)
+HOST_PER_RANK = 128 + 368 + 64 + 16 + 4    # Peer, Endpoint, credit slot, address, keepalive mark
 BOOT_PER_RANK = 96 + 16        # protocols/boot_record.h BootRecord + RcRecord
 # Provider and device (sourced or derived; see the document).
 SQ_WQE = 320                   # mlx5: ALIGN(48 + 4 + 256 inline, 64)

@@ -233,6 +233,41 @@ TEST(WireMsg, EagerLengthMismatchAndOverMax) {
     EXPECT_EQ(decode_msg(b.data(), b.size(), 0, &out), DecodeError::kBadLength);
 }
 
+// decode_msg passes a good eager header on three word compares and sends
+// everything else through decode_msg_fields: the two must agree on every
+// header, or the fast check lets through what the field checks reject.
+// Each case flips bits of a valid header (every bit alone, then random
+// pairs and bytes) and varies the body length around the header's.
+TEST(WireMsg, FastCheckAgreesWithFieldChecks) {
+    constexpr size_t kLimit = 64;
+    auto agree = [&](const MsgHdr &h, size_t body) {
+        auto b = message(h, body);
+        MsgHdr out{};
+        const DecodeError fast = decode_msg(b.data(), b.size(), kLimit, &out);
+        const DecodeError full = decode_msg_fields(b.size(), kLimit, &h);
+        return fast == full;
+    };
+    for (MsgType t : {MsgType::kEager, MsgType::kRts, MsgType::kFin, MsgType::kCredit}) {
+        const MsgHdr base = hdr(t, 8, 5, 2);
+        for (size_t bit = 0; bit < sizeof(MsgHdr) * 8; ++bit) {
+            MsgHdr h = base;
+            reinterpret_cast<uint8_t *>(&h)[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+            for (size_t body : {size_t{0}, size_t{7}, size_t{8}, size_t{9}, kLimit, kLimit + 1})
+                ASSERT_TRUE(agree(h, body)) << "type " << int(t) << " bit " << bit << " body " << body;
+        }
+    }
+    uint64_t x = 0x9e3779b97f4a7c15ull;  // xorshift: the same cases every run
+    auto next = [&] { return x ^= x << 13, x ^= x >> 7, x ^= x << 17; };
+    for (int i = 0; i < 200000; ++i) {
+        MsgHdr h = hdr(MsgType::kEager, next() % (kLimit + 2), static_cast<int32_t>(next() % 100),
+                       static_cast<uint8_t>(next() % 4));
+        auto *p = reinterpret_cast<uint8_t *>(&h);
+        for (int k = static_cast<int>(next() % 3); k > 0; --k) p[next() % sizeof(h)] = static_cast<uint8_t>(next());
+        const size_t body = next() % 2 && h.length <= kLimit + 1 ? h.length : next() % (kLimit + 2);
+        ASSERT_TRUE(agree(h, body)) << "case " << i;
+    }
+}
+
 TEST(WireMsg, ShortBuffer) {
     MsgHdr out{};
     auto b = message(hdr(MsgType::kCredit, 0), 0);
