@@ -170,13 +170,13 @@ bool send_at_post(Ctx *c, int peer, uint8_t space, uint32_t comm, int tag, const
     if (c->deferred && (!p.pending.empty() || !p.ctrl_q.empty())) return false;
     auto msg = [&] { return msg_out(wire::MsgType::kEager, space, comm, tag, len, 0, buf, len); };
     // sm is a final class: through its own type the call is direct (inlined
-    // under LTO), as in progress_pass; rc's is direct through rc_try_send.
-    // Each branch builds its own message: the inlined one's fields then stay
-    // in registers.
+    // under LTO), as in progress_pass; rc's is direct through
+    // rc_try_send_eager, which takes the fields in registers. sm's branch
+    // builds its own message: inlined, its fields then stay in registers.
     SmTransport *const sm = c->sm_lane;
     Rc *const rc = c->rc_lane;
     const Transport::Post st = p.t == sm   ? sm->try_send(peer, msg())
-                               : p.t == rc ? rc_try_send(rc, peer, msg())
+                               : p.t == rc ? rc_try_send_eager(rc, peer, space, comm, tag, buf, len)
                                            : p.t->try_send(peer, msg());
     if (st != Transport::Post::kSent) return false;
     // A send to ourselves arrives at once (see post_msg).

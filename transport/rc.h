@@ -58,7 +58,11 @@ public:
 // flattened entry points (core/hot.h), rc's posting code made them keep a
 // frame pointer and spill registers throughout, and an 8-byte ping-pong over
 // sm ran 29 more instructions (callgrind) for a transport it never used.
-RDMX_HOT_CALL Transport::Post rc_try_send(Rc *t, int peer, const MsgOut &m);
+// rc_try_send_eager is Transport::try_send for an eager message
+// (wire::MsgType::kEager, body = buf, len bytes), its fields passed in
+// registers rather than built in memory and read back.
+RDMX_HOT_CALL Transport::Post rc_try_send_eager(Rc *t, int peer, uint8_t space, uint32_t comm, int32_t tag,
+                                                const void *buf, size_t len);
 RDMX_HOT_CALL int rc_progress(Rc *t, bool housekeeping);
 
 // Protects registered pages from fork() (transport/memory.h): before the

@@ -48,9 +48,12 @@ Transport::Post RcTransport::try_send(int peer, const MsgOut &m) {
     return post_msg(ep, m) ? Post::kSent : Post::kFailed;
 }
 
-// Flattened: the credit check and the post are one function.
-RDMX_HOT_ENTRY Transport::Post rc_try_send(Rc *t, int peer, const MsgOut &m) {
-    return static_cast<RcTransport *>(t)->RcTransport::try_send(peer, m);
+// Flattened: the credit check and the post are one function, and the
+// message is built here, where try_send inlines: its fields stay in registers.
+RDMX_HOT_ENTRY Transport::Post rc_try_send_eager(Rc *t, int peer, uint8_t space, uint32_t comm, int32_t tag,
+                                                 const void *buf, size_t len) {
+    return static_cast<RcTransport *>(t)->RcTransport::try_send(
+        peer, msg_out(wire::MsgType::kEager, space, comm, tag, len, 0, buf, len));
 }
 
 bool RcTransport::post_msg(Endpoint &ep, const MsgOut &m) {

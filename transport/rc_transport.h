@@ -77,7 +77,7 @@ public:
 private:
     // Marked RDMX_SLOW_PATH: failures, housekeeping and protocol breaches,
     // which a small message does not reach; kept out of try_send's and
-    // progress' bodies (rc_try_send, rc_progress) so those stay small.
+    // progress' bodies (rc_try_send_eager, rc_progress) so those stay small.
     // rc_transport.cc
     rdmx_status_t size_queues();
     rdmx_status_t open_iface();
