@@ -13,7 +13,15 @@
 #              memory twin (label twin: matching, eager, rendezvous, probe,
 #              cancel, threads, soak, peer death, ...) run under both
 #              sanitizers natively instead (scripts/test.sh, label sm);
-#   TSAN_BUILD the same under TSan, without the device and link faults.
+#   TSAN_BUILD under TSan, the rc tests labelled race: those where rc's
+#              code runs in more threads than the progress thread and the
+#              application's (three application threads, the async event
+#              thread, connection events), or where two threads meet on
+#              rc's own state (rendezvous READ and WRITE, the full send
+#              ring, a peer's forged messages and credits closing its
+#              connection under the progress thread). Every other rc test
+#              runs the same two-thread pattern over paths these cover, and
+#              the engine's logic runs under TSan natively, over sm.
 # The layers above the engine are left to the main run, for CI time: the
 # collectives against Open MPI on the engine, the benchmarks' --verify runs
 # (the benchmark is not built in the sanitizer trees), the examples (built
@@ -62,12 +70,9 @@ fi
 #    read pci.ids into a buffer grown by realloc, which both sanitizers turn
 #    into a fresh copy each time: ~400,000 page faults per process, minutes
 #    per test under emulation. rdmx's own placement does not use PCI objects.
-#  - fast_unwind_on_malloc=0: MPI_Finalize dlcloses Open MPI's components,
-#    whose frames (no frame pointers) leave frame-pointer stacks of their
-#    leaks ending in unmapped code. At exit LeakSanitizer then re-reads
-#    /proc/self/maps for every such frame (minutes: the old "hang") and
-#    still cannot match them to tests/sanitizers/lsan.supp. DWARF-unwound
-#    stacks reach libmpi/libopen-pal and match at once.
+#  - the programs that call MPI_Init ask ASan for DWARF-unwound stacks
+#    themselves (tests/sanitizers/ompi_rank_defaults.cc says why); the
+#    others keep the fast unwinder.
 san_env=(HWLOC_COMPONENTS=-pci RDMX_TEST_SHRINK=10 RDMX_SOAK_SECONDS=20)
 san() {  # name dir labels extra-env...: one sanitizer run in a subshell with its environment
   local name=$1 dir=$2 labels=$3; shift 3
@@ -75,12 +80,6 @@ san() {  # name dir labels extra-env...: one sanitizer run in a subshell with it
   # shellcheck disable=SC2163  # "$@" holds NAME=value words
   (export "${san_env[@]}" "$@"; run "$name" "$dir" -L "$labels" -LE 'twin|sm' --timeout 900; exit $rc) || rc=1
 }
-san asan "${ASAN_BUILD:-}" 'p2p|fault' ASAN_OPTIONS=fast_unwind_on_malloc=0
-# TSan leaves out the device and link faults (label fault: device removal,
-# link down, address change). They run alone (RUN_SERIAL), so they cost
-# their whole length, about 90 s under TSan; what they add to the races
-# TSan looks for (async and CM events handled beside the progress thread)
-# fault.async and the peer-loss tests of label p2p exercise here too, and
-# ASan runs them.
-san tsan "${TSAN_BUILD:-}" p2p
+san asan "${ASAN_BUILD:-}" 'p2p|fault'
+san tsan "${TSAN_BUILD:-}" race
 exit $rc

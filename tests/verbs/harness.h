@@ -32,6 +32,16 @@ inline const char *g_test = "?";
         RT_CHECK(st_ == RDMX_OK, "%s returned %d (%s)", #expr, st_, rdmx_strerror(st_)); \
     } while (0)
 
+// RDMX_TEST_SHRINK=N divides repetition and message counts by N (the
+// sanitizer runs and the guest's twins, where everything is many times
+// slower), never below the floor at which a case still proves its point.
+inline long shrunk(long count, long floor) {
+    const char *v = std::getenv("RDMX_TEST_SHRINK");
+    long n = v != nullptr ? std::atol(v) : 1;
+    if (n <= 1 || count <= floor) return count;
+    return count / n > floor ? count / n : floor;
+}
+
 // Payload pattern: depends on sender, tag, length and byte index.
 inline uint8_t pattern(int src, int tag, size_t len, size_t i) {
     return static_cast<uint8_t>((static_cast<size_t>(src) * 131u) ^ (static_cast<size_t>(tag) * 31u) ^ (len * 7u) ^

@@ -258,15 +258,8 @@ void t_corrupt() {
     RT_CHECK(rt::verify(in.data(), 100, from, 2, 100) == SIZE_MAX, "byte %zu wrong (injected)", rt::verify(in.data(), 100, from, 2, 100));
 }
 
-// RDMX_TEST_SHRINK=N divides repetition and message counts by N (the
-// sanitizer runs, where everything is many times slower), never below the
-// floor at which a case still proves its point.
-int shrunk(int count, int floor) {
-    const char *v = std::getenv("RDMX_TEST_SHRINK");
-    int n = v != nullptr ? std::atoi(v) : 1;
-    if (n <= 1 || count <= floor) return count;
-    return count / n > floor ? count / n : floor;
-}
+// RDMX_TEST_SHRINK=N: rt::shrunk (harness.h).
+int shrunk(int count, int floor) { return static_cast<int>(rt::shrunk(count, floor)); }
 
 // Background progress: rank 0 posts a rendezvous send (put protocol: rank
 // 0 must answer rank 1's CTS with an RDMA WRITE) and more eager sends than

@@ -6,7 +6,8 @@
 //                            ways at once: every payload checked, pinned
 //                            memory (the kernel's VmPin and rdmx's counters)
 //                            never above the cache's bound plus what is in
-//                            flight, and registrations reused;
+//                            flight, and registrations reused (N divided by
+//                            RDMX_TEST_SHRINK, at least 2,000);
 //   rndv_test big            one message over 2 GiB each way at once.
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -270,7 +271,7 @@ int main(int argc, char **argv) {
     RT_CHECK(np % 2 == 0, "needs an even number of ranks, got %d", np);
     peer = me ^ 1;
     if (which == "freed") t_freed();
-    else if (which == "rotate") t_rotate(argc > 2 ? std::atol(argv[2]) : 100000);
+    else if (which == "rotate") t_rotate(rt::shrunk(argc > 2 ? std::atol(argv[2]) : 100000, 2000));
     else if (which == "big") t_big();
     else RT_CHECK(false, "unknown case '%s' (freed, rotate N, big)", which.c_str());
     RT_OK(rdmx_barrier(ctx));
