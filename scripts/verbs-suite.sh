@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs the verbs suites where verbs work (called inside the Soft-RoCE guest
 # by scripts/test.sh, or directly on a host with an RDMA device):
-#   BUILD      every test labelled "verbs": the engine over rc alone, and on
+#   BUILD      every test labelled "verbs" at a third of its repetitions
+#              (RDMX_TEST_SHRINK=3): the engine over rc alone, and on
 #              pretend nodes (label mixed: pairs on a node over sm, the
-#              others over rc); those with a shared-memory twin (label
-#              twin) at a third of their repetitions (RDMX_TEST_SHRINK=3);
+#              others over rc); then those with a shared-memory twin
+#              (label twin), whose full counts run natively over sm;
 #   ASAN_BUILD under ASan + UBSan, the engine tests whose subject is rc
 #              (labels p2p or fault, without the labels twin or sm, whose
 #              shared-memory runs belong to the host): hostile peers,
@@ -49,7 +50,9 @@ run() {  # name dir ctest-args...
   echo "==== verbs: $name took $((SECONDS - t0)) s ====" | tee -a "$dir/verbs-$name.txt"
 }
 # The soak here is the mixed one (sm and rc in one job): 30 s, as the twins'.
-(export RDMX_SOAK_SECONDS=30; run main "$BUILD" -L verbs -LE twin --timeout 600; exit $rc) || rc=1
+# Repetitions at a third as well (mixed flood: 33,000 messages per sender,
+# still several times the SRQ and every sender's credits).
+(export RDMX_SOAK_SECONDS=30 RDMX_TEST_SHRINK=3; run main "$BUILD" -L verbs -LE twin --timeout 600; exit $rc) || rc=1
 # The rc versions of the tests with a shared-memory twin (label twin) run
 # their every case here at a third of the repetitions, and the soak for
 # 30 s: the full counts run natively over shared memory (scripts/test.sh),
@@ -70,9 +73,9 @@ fi
 #    read pci.ids into a buffer grown by realloc, which both sanitizers turn
 #    into a fresh copy each time: ~400,000 page faults per process, minutes
 #    per test under emulation. rdmx's own placement does not use PCI objects.
-#  - the programs that call MPI_Init ask ASan for DWARF-unwound stacks
-#    themselves (tests/sanitizers/ompi_rank_defaults.cc says why); the
-#    others keep the fast unwinder.
+#  - the programs that call MPI_Init keep Open MPI's components mapped
+#    until exit under ASan, so that LeakSanitizer can match their leaks to
+#    tests/sanitizers/lsan.supp (tests/sanitizers/ompi_keep_mapped.cc).
 san_env=(HWLOC_COMPONENTS=-pci RDMX_TEST_SHRINK=10 RDMX_SOAK_SECONDS=20)
 san() {  # name dir labels extra-env...: one sanitizer run in a subshell with its environment
   local name=$1 dir=$2 labels=$3; shift 3

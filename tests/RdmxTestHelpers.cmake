@@ -43,9 +43,9 @@ if(_rdmx_san_lib)
     list(APPEND RDMX_MPIRUN_FLAGS -x LD_PRELOAD=${RDMX_SAN_RUNTIME})
   endif()
 endif()
-# Test programs whose ranks run Open MPI's MPI_Init link this: their ASan
-# leak stacks need the DWARF unwinder (the file says why).
-add_library(rdmx_ompi_rank_defaults OBJECT ${CMAKE_CURRENT_LIST_DIR}/sanitizers/ompi_rank_defaults.cc)
+# Test programs whose ranks run Open MPI's MPI_Init link this: under ASan
+# they keep Open MPI's components mapped until exit (the file says why).
+add_library(rdmx_ompi_keep_mapped OBJECT ${CMAKE_CURRENT_LIST_DIR}/sanitizers/ompi_keep_mapped.cc)
 set(RDMX_PRETEND_NODES ${CMAKE_CURRENT_LIST_DIR}/verbs/pretend_nodes.sh)
 function(rdmx_mpi_test)
   cmake_parse_arguments(T "SM;SM_ONLY;MIXED" "NAME;NP;TIMEOUT" "COMMAND;LABELS;ENV" ${ARGN})
