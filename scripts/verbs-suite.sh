@@ -18,7 +18,7 @@
 #              code runs in more threads than the progress thread and the
 #              application's (three application threads, the async event
 #              thread, connection events), or where two threads meet on
-#              rc's own state (rendezvous READ and WRITE, the full send
+#              rc's own state (the rendezvous READ, the full send
 #              ring, a peer's forged messages and credits closing its
 #              connection under the progress thread). Every other rc test
 #              runs the same two-thread pattern over paths these cover, and
