@@ -24,10 +24,18 @@ else
 fi
 say "dpkg-buildpackage in $out/src"
 # The compiler cache, when there is one (CMake reads the launchers from the
-# environment), as scripts/build.sh uses it.
+# environment), as scripts/build.sh uses it. Two things kept every run cold:
+# debhelper points HOME and XDG_CACHE_HOME into the package's build tree,
+# so ccache made a fresh cache there each time (CCACHE_DIR names the
+# user's); and ccache hashes the working directory of a compile with debug
+# information unless a -fdebug-prefix-map covers it, where dpkg-buildflags
+# maps the source tree with -ffile-prefix-map, so each clone's copy (at its
+# own path) missed. That map already makes the debug information's paths
+# relative, so the directory is left out of the hash (CCACHE_NOHASHDIR).
 cache_env=()
 command -v ccache >/dev/null && [ -z "${RDMX_NO_CCACHE:-}" ] &&
-  cache_env=(CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$out/src")
+  cache_env=(CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$out/src"
+             CCACHE_DIR="$(ccache -k cache_dir)" CCACHE_NOHASHDIR=1)
 (cd "$out/src" && env "${cache_env[@]}" DEB_BUILD_OPTIONS="parallel=$(nproc) nocheck" dpkg-buildpackage -us -uc -b) \
   >"$out/build.log" 2>&1 ||
   { tail -30 "$out/build.log"; fail "dpkg-buildpackage failed (log: $out/build.log)"; }
