@@ -10,7 +10,8 @@
 #              (labels p2p or fault, without the labels twin or sm, whose
 #              shared-memory runs belong to the host): hostile peers,
 #              flow control, exposure, the send ring, async events, device
-#              removal, link down, address change. The tests with a shared-
+#              removal (link down and address change are left to the main
+#              run: see below). The tests with a shared-
 #              memory twin (label twin: matching, eager, rendezvous, probe,
 #              cancel, threads, soak, peer death, ...) run under both
 #              sanitizers natively instead (scripts/test.sh, label sm);
@@ -77,12 +78,23 @@ fi
 #    until exit under ASan, so that LeakSanitizer can match their leaks to
 #    tests/sanitizers/lsan.supp (tests/sanitizers/ompi_keep_mapped.cc).
 san_env=(HWLOC_COMPONENTS=-pci RDMX_TEST_SHRINK=10 RDMX_SOAK_SECONDS=20)
-san() {  # name dir labels extra-env...: one sanitizer run in a subshell with its environment
-  local name=$1 dir=$2 labels=$3; shift 3
+san() {  # name dir labels exclude extra-env...: one sanitizer run in a subshell with its environment
+  local name=$1 dir=$2 labels=$3 exclude=$4; shift 4
   [ -n "$dir" ] || return 0
   # shellcheck disable=SC2163  # "$@" holds NAME=value words
-  (export "${san_env[@]}" "$@"; run "$name" "$dir" -L "$labels" -LE 'twin|sm' --timeout 900; exit $rc) || rc=1
+  (export "${san_env[@]}" "$@"; run "$name" "$dir" -L "$labels" -LE 'twin|sm' -E "$exclude" --timeout 900
+   exit $rc) || rc=1
 }
-san asan "${ASAN_BUILD:-}" 'p2p|fault'
-san tsan "${TSAN_BUILD:-}" race
+# Left out under ASan, for CI time (about 150 s of guest time), each run by
+# the main run above: the link-down and address-change faults (they run
+# alone, 45 s each, and their subject is the port events and the
+# keepalive's deadlines, whose code holds no buffers; device removal, which
+# tears down every verbs object under live requests, stays); the test whose
+# subject is the deadline on a peer that never starts (60 s of waiting);
+# and the tests that skip under a sanitizer or on Soft-RoCE anyway (the
+# LOCAL_INV on a device failure needs the registration cache, which the
+# sanitizer builds turn off; windows where type 2 windows do not work).
+san asan "${ASAN_BUILD:-}" 'p2p|fault' \
+  '^verbs\.(fault\.linkdown|fault\.addrchange|peer_never_starts|inval_device_fatal|rndv\.windows_(get|put))\.'
+san tsan "${TSAN_BUILD:-}" race '^$'
 exit $rc
