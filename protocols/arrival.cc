@@ -175,3 +175,9 @@ bool rdmx_context::on_arrival(int peer, const rdmx::wire::MsgHdr &h, const char 
     if (p.failed && p.error == RDMX_ERR_PROTOCOL) return false;
     return rdmx::on_message(this, peer, h, buf, len, token);
 }
+
+// rc's arrivals (transport.h): a direct call, inlined into rc_progress.
+bool rdmx::engine_on_arrival(TransportSink *engine, int peer, const wire::MsgHdr &h, const char *buf, uint32_t len,
+                             uint64_t token) {
+    return static_cast<rdmx_context *>(engine)->rdmx_context::on_arrival(peer, h, buf, len, token);
+}

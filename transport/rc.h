@@ -70,7 +70,9 @@ RDMX_HOT_CALL int rc_progress(Rc *t, bool housekeeping);
 void fork_protect();
 
 // Phase 1: picks and opens the device, listens, sizes and creates the SRQ,
-// CQ and pools for a job of p.size ranks.
+// CQ and pools for a job of p.size ranks. `sink` is the engine's own: rc
+// delivers arrivals to it by engine_on_arrival (transport.h), not through
+// its table.
 rdmx_status_t rc_open(const RcParams &p, TransportSink *sink, std::unique_ptr<Rc> *out);
 
 }  // namespace rdmx

@@ -273,7 +273,7 @@ void RcTransport::check_message(Endpoint &ep, const ibv_wc &wc, uint32_t idx) {
     ++ep.rx_seq;
     // Given back at once unless kept (a credit too, unless the engine
     // closed the peer over this very message).
-    if (!sink_->on_arrival(ep.peer, h, buf, wc.byte_len, idx))
+    if (!engine_on_arrival(sink_, ep.peer, h, buf, wc.byte_len, idx))
         recycle(ep.state != ConnState::kFailed ? &ep : nullptr, idx);
 }
 

@@ -102,6 +102,17 @@ protected:
     ~TransportSink() = default;
 };
 
+// The engine's on_arrival called by name, not through the table: rc's
+// receive path (rc_progress, flattened; see rc.h) reaches the engine this
+// way, so that in the LTO-linked library the matching and the copy inline
+// into the poll (the upcall's prologue, epilogue and indirect call were
+// about 25 instructions of an 8-byte round trip). `engine` must be the
+// engine's own sink, the one it opens its transports with (protocols/
+// arrival.cc defines this for that type); any other sink is called through
+// the table.
+bool engine_on_arrival(TransportSink *engine, int peer, const wire::MsgHdr &h, const char *buf, uint32_t len,
+                       uint64_t token);
+
 class Transport {
 public:
     virtual ~Transport() = default;

@@ -36,7 +36,9 @@
 #   --out FILE      replace the icount:begin/icount:end block of FILE with the
 #                   table (sm), or the icount-rc:begin/icount-rc:end block (rc)
 # ICOUNT_TIMEOUT: seconds allowed per run (default 300; a run over rc in the
-# emulated guest takes about 20 s).
+# emulated guest takes about 20 s). ICOUNT_VALGRIND: more options for
+# callgrind (e.g. --dump-instr=yes, for callgrind_annotate's per-instruction
+# view of the --keep files).
 set -euo pipefail
 prog="icount"
 die() { echo "$prog: error: $*" >&2; exit 2; }
@@ -52,7 +54,7 @@ while [ $# -gt 0 ]; do
     --keep) [ $# -ge 2 ] || die "--keep needs a directory"; keep="$2"; shift 2 ;;
     --ucx) ucx=1; shift ;;
     --out) [ $# -ge 2 ] || die "--out needs a value"; out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
@@ -92,7 +94,7 @@ count() {  # count EXE ITERS [ENV=VAL...] [--rank0|--rank1 ENV=VAL] [--preload L
   [ -z "$preload" ] || pre=(env "LD_PRELOAD=$preload")
   # Each app context gets the whole environment: mpirun's -x before the first
   # -np reaches the first context only.
-  if ! timeout "${ICOUNT_TIMEOUT:-300}" "${mpi[@]}" -np 1 "${env[@]}" "${env0[@]}" "${pre[@]}" valgrind --tool=callgrind --collect-atstart=no --instr-atstart=no \
+  if ! timeout "${ICOUNT_TIMEOUT:-300}" "${mpi[@]}" -np 1 "${env[@]}" "${env0[@]}" "${pre[@]}" valgrind --tool=callgrind --collect-atstart=no --instr-atstart=no ${ICOUNT_VALGRIND:-} \
        --callgrind-out-file="$work/cg.out" "$exe" "$n" "$work/flag" "${arg[@]}" \
        : -np 1 "${env[@]}" "${env1[@]}" "$exe" "$n" "$work/flag" "${arg[@]}" >"$work/log" 2>&1; then
     tail -20 "$work/log" >&2
