@@ -106,10 +106,10 @@ protected:
 // receive path (rc_progress, flattened; see rc.h) reaches the engine this
 // way, so that in the LTO-linked library the matching and the copy inline
 // into the poll (the upcall's prologue, epilogue and indirect call were
-// about 25 instructions of an 8-byte round trip). `engine` must be the
-// engine's own sink, the one it opens its transports with (protocols/
-// arrival.cc defines this for that type); any other sink is called through
-// the table.
+// 23 instructions of an 8-byte round trip). `engine` must be the engine's
+// own sink, the one it opens its transports with (protocols/arrival.cc
+// defines this for that type); sinks of any other type (a unit test's, over
+// sm) are reached only through the table.
 bool engine_on_arrival(TransportSink *engine, int peer, const wire::MsgHdr &h, const char *buf, uint32_t len,
                        uint64_t token);
 
