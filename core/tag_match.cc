@@ -24,12 +24,11 @@ void TagMatcher::post(PostedEntry *e) {
     e->seq = post_seq_++;
     e->wild = e->bits.source == kAnySource || e->bits.tag == kAnyTag;
     if (solo_ != nullptr) {  // a second receive: the first goes to its bucket, ahead of it
-        List::unlink(&solo_->node);
-        file(solo_);
+        file(solo_);         // (its node pointed at solo_mark_ only: no list to leave)
         solo_ = nullptr;
     }
     if (posted_ == 0) {
-        solo_list_.push_back(&e->node);
+        e->node.prev = e->node.next = &solo_mark_;
         solo_ = e;
     } else {
         file(e);
@@ -42,7 +41,7 @@ PostedEntry *TagMatcher::match_arrival(const MatchBits &arrived) {
     if (solo_ != nullptr) {  // the only receive posted: no hash, no walk
         if (!matches(solo_->bits, arrived)) return nullptr;
         PostedEntry *e = solo_;
-        List::unlink(&e->node);
+        e->node = ListNode{};
         solo_ = nullptr;
         --posted_;
         return e;
@@ -74,9 +73,13 @@ PostedEntry *TagMatcher::match_arrival(const MatchBits &arrived) {
 
 void TagMatcher::cancel(PostedEntry *e) {
     if (!e->node.linked()) return;
-    List::unlink(&e->node);
+    if (e == solo_) {
+        e->node = ListNode{};
+        solo_ = nullptr;
+    } else {
+        List::unlink(&e->node);
+    }
     --posted_;
-    if (e == solo_) solo_ = nullptr;
 }
 
 void TagMatcher::add_unexpected(UnexpEntry *u) {

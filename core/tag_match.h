@@ -84,11 +84,13 @@ private:
     uint64_t arrival_seq_ = 0;
     size_t posted_ = 0;
     size_t unexpected_ = 0;
-    // A receive posted while none was: kept unhashed in solo_list_ (solo_)
-    // until a second is posted, when it moves to its bucket (ahead of the
-    // second, so order holds). An arrival checks it directly: the
-    // ping-pong case hashes neither at post nor at arrival.
-    List solo_list_;
+    // A receive posted while none was: kept unhashed in solo_ until a
+    // second is posted, when it moves to its bucket (ahead of the second,
+    // so order holds). An arrival checks it directly: the ping-pong case
+    // hashes neither at post nor at arrival. It is on no list: its node
+    // points at solo_mark_ (so node.linked() holds, as for any posted
+    // receive), two stores where a list's link and unlink were ten.
+    ListNode solo_mark_;
     PostedEntry *solo_ = nullptr;
     void file(PostedEntry *e);
 };
@@ -102,7 +104,7 @@ void TagMatcher::for_each_posted(F &&f) {
             n = next;
         }
     };
-    walk(solo_list_);
+    if (PostedEntry *s = solo_) f(s);
     for (auto &l : posted_buckets_) walk(l);
     for (auto &l : posted_wild_) walk(l);
 }

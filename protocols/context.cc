@@ -194,8 +194,8 @@ rdmx_status_t choose_lanes(Ctx *c, const std::vector<BootRecord> &all, std::vect
             }
             if (rc && static_cast<int>(i) == c->rank) (*rc_peers)[j] = 1;
             if (rc && static_cast<int>(j) == c->rank) (*rc_peers)[i] = 1;
-            if (sm && static_cast<int>(i) == c->rank) c->peers[j].t = c->sm.get();
-            if (sm && static_cast<int>(j) == c->rank) c->peers[i].t = c->sm.get();
+            if (sm && static_cast<int>(i) == c->rank) set_lane(c->peers[j], c->sm.get(), Lane::kSm);
+            if (sm && static_cast<int>(j) == c->rank) set_lane(c->peers[i], c->sm.get(), Lane::kSm);
         }
     return RDMX_OK;
 }
@@ -255,7 +255,7 @@ rdmx_status_t open_rc(Ctx *c, const std::vector<uint8_t> &rc_peers) {
     c->transports.push_back(c->rc.get());
     c->rc_lane = c->rc.get();
     for (size_t r = 0; r < all.size(); ++r)
-        if (rc_peers[r]) c->peers[r].t = c->rc.get();
+        if (rc_peers[r]) set_lane(c->peers[r], c->rc.get(), Lane::kRc);
     return RDMX_OK;
 }
 
@@ -325,7 +325,7 @@ rdmx_status_t context_init(Ctx *c, const rdmx_config_t *cfg) {
     c->peers.resize(static_cast<size_t>(c->size));
     c->self_lane = self_open(c->rank, c->eager_limit, c);
     c->transports.push_back(c->self_lane.get());
-    c->peers[static_cast<size_t>(c->rank)].t = c->self_lane.get();
+    set_lane(c->peers[static_cast<size_t>(c->rank)], c->self_lane.get(), Lane::kOther);
     c->peers[static_cast<size_t>(c->rank)].self = true;
     if (c->size > 1) {
         if ((st = open_lanes(c)) != RDMX_OK) return st;  // decides the spin with the yield

@@ -53,10 +53,20 @@ struct CtrlMsg {
 // and the protocol state that waits on that lane.
 // Line-aligned to a power-of-two size: peers[i] is a shift away (every
 // send, receive and arrival indexes it), and no two peers share a line.
+// Which call a send at post makes (send_at_post): one byte tested, not the
+// lane pointer against each transport's.
+enum class Lane : uint8_t {
+    kNone,   // no lane, or the peer failed: the send takes the queued path
+    kSm,     // c->sm_lane, called through its final class
+    kRc,     // c->rc_lane, by rc_try_send_eager
+    kOther,  // through the Transport table (self)
+};
+
 struct alignas(64) Peer {
     Transport *t = nullptr;        // null for no lane (never connected)
     bool self = false;             // t is the self lane (its arrivals are delivered at once)
     bool failed = false;           // lost: told by its transport (on_peer_failed) or found by the engine
+    Lane lane = Lane::kNone;       // t's kind while not failed (set_lane)
     int error = 0;                 // rdmx_status_t once failed: the first cause
     List pending;                  // sends waiting for room on the lane
     List rma;                      // transfers with gets/puts still to issue
@@ -69,6 +79,11 @@ struct alignas(64) Peer {
     size_t ctrl_head = 0;
 };
 static_assert((sizeof(Peer) & (sizeof(Peer) - 1)) == 0, "Peer: keep its size a power of two (indexed by shift)");
+
+inline void set_lane(Peer &p, Transport *t, Lane kind) {
+    p.t = t;
+    p.lane = kind;
+}
 
 }  // namespace rdmx
 

@@ -166,19 +166,18 @@ bool send_at_post(Ctx *c, int peer, uint8_t space, uint32_t comm, int tag, const
     // is listed in stalled or counted in ctrl_waiting, so c->deferred is set
     // (run_deferred clears it only once both are empty): one test when
     // nothing is queued anywhere.
-    if (p.failed || p.t == nullptr) return false;
+    const Lane lane = p.lane;  // kNone for a failed peer, or one with no lane
+    if (lane == Lane::kNone) return false;
     if (c->deferred && (!p.pending.empty() || !p.ctrl_q.empty())) return false;
-    auto msg = [&] { return msg_out(wire::MsgType::kEager, space, comm, tag, len, 0, buf, len); };
     // sm is a final class: through its own type the call is direct (inlined
     // under LTO), as in progress_pass; rc's is direct through
     // rc_try_send_eager, which takes the fields in registers. sm's branch
     // builds its own message: inlined, its fields then stay in registers.
-    SmTransport *const sm = c->sm_lane;
-    Rc *const rc = c->rc_lane;
-    const Transport::Post st = p.t == sm   ? sm->try_send(peer, msg())
-                               : p.t == rc ? rc_try_send_eager(rc, peer, space, comm, tag, buf, len)
-                                           : p.t->try_send(peer, msg());
-    if (st != Transport::Post::kSent) return false;
+    auto msg = [&] { return msg_out(wire::MsgType::kEager, space, comm, tag, len, 0, buf, len); };
+    if (lane == Lane::kSm) return c->sm_lane->try_send(peer, msg()) == Transport::Post::kSent;
+    if (lane == Lane::kRc)
+        return rc_try_send_eager(c->rc_lane, peer, rc_space_comm(space, comm), tag, buf, len) == Transport::Post::kSent;
+    if (p.t->try_send(peer, msg()) != Transport::Post::kSent) return false;
     // A send to ourselves arrives at once (see post_msg).
     if (p.self) (void)p.t->progress(false);
     return true;

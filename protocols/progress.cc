@@ -78,6 +78,7 @@ RDMX_SLOW_PATH static void lose_peer(Ctx *c, int peer, rdmx_status_t why, const 
     const bool first = !p.failed;
     if (first) {
         p.failed = true;
+        p.lane = Lane::kNone;  // sends at post stop here; the queued path reports the failure
         if (close && p.t != nullptr) p.t->close_peer(peer, static_cast<rdmx_status_t>(p.error));
         note_change(c);
         c->fds_gen.fetch_add(1, std::memory_order_release);  // its transport's descriptors change

@@ -60,9 +60,12 @@ public:
 // sm ran 29 more instructions (callgrind) for a transport it never used.
 // rc_try_send_eager is Transport::try_send for an eager message
 // (wire::MsgType::kEager, body = buf, len bytes), its fields passed in
-// registers rather than built in memory and read back.
-RDMX_HOT_CALL Transport::Post rc_try_send_eager(Rc *t, int peer, uint8_t space, uint32_t comm, int32_t tag,
-                                                const void *buf, size_t len);
+// registers rather than built in memory and read back. Six arguments, the
+// most the x86-64 ABI passes in registers: tag space and communicator
+// travel packed in one (rc_space_comm).
+constexpr uint64_t rc_space_comm(uint8_t space, uint32_t comm) { return uint64_t{space} << 32 | comm; }
+RDMX_HOT_CALL Transport::Post rc_try_send_eager(Rc *t, int peer, uint64_t space_comm, int32_t tag, const void *buf,
+                                                size_t len);
 RDMX_HOT_CALL int rc_progress(Rc *t, bool housekeeping);
 
 // Protects registered pages from fork() (transport/memory.h): before the

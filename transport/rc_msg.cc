@@ -50,14 +50,18 @@ Transport::Post RcTransport::try_send(int peer, const MsgOut &m) {
 
 // Flattened: the credit check and the post are one function, and the
 // message is built here, where try_send inlines: its fields stay in registers.
-RDMX_HOT_ENTRY Transport::Post rc_try_send_eager(Rc *t, int peer, uint8_t space, uint32_t comm, int32_t tag,
-                                                 const void *buf, size_t len) {
+RDMX_HOT_ENTRY Transport::Post rc_try_send_eager(Rc *t, int peer, uint64_t space_comm, int32_t tag, const void *buf,
+                                                 size_t len) {
+    const auto space = static_cast<uint8_t>(space_comm >> 32);
+    const auto comm = static_cast<uint32_t>(space_comm);
     return static_cast<RcTransport *>(t)->RcTransport::try_send(
         peer, msg_out(wire::MsgType::kEager, space, comm, tag, len, 0, buf, len));
 }
 
+// The header goes into the inline SEND's template (version, flags and
+// reserved are set once); a bounce copy takes it from there.
 bool RcTransport::post_msg(Endpoint &ep, const MsgOut &m) {
-    wire::MsgHdr &h = isend_.hdr;  // version, flags and reserved are set once
+    wire::MsgHdr &h = isend_.hdr;
     h.type = static_cast<uint8_t>(m.type);
     h.space = m.space;
     h.tag = m.tag;
@@ -66,36 +70,54 @@ bool RcTransport::post_msg(Endpoint &ep, const MsgOut &m) {
     h.length = m.length;
     h.cookie = m.cookie;
     h.comm = m.comm;
-    ibv_sge bounce_sge;
-    ibv_send_wr bounce_wr;
-    ibv_send_wr *wr = &isend_.wr;
-    SqSlot slot{};
-    const size_t total = sizeof(h) + m.body_len;
-    if (total <= max_inline_) {
+    if (sizeof(h) + m.body_len > max_inline_) return post_bounced(ep, m);
+    ibv_send_wr *const wr = &isend_.wr;
+    if (m.body_len <= kGatherMax) {  // one gather entry: header and body together
+        copy_bytes(isend_.tail, m.body, m.body_len);
+        isend_.sge[0].length = static_cast<uint32_t>(sizeof(h) + m.body_len);
+        wr->num_sge = 1;
+    } else {
+        isend_.sge[0].length = sizeof(h);
         isend_.sge[1].addr = reinterpret_cast<uint64_t>(m.body);
         isend_.sge[1].length = static_cast<uint32_t>(m.body_len);
-        wr->num_sge = m.body_len > 0 ? 2 : 1;
-        wr->send_flags = IBV_SEND_INLINE;
-    } else {
-        uint32_t idx = 0;
-        if (!send_pool_.get(&idx)) return false;
-        char *b = send_pool_.buf(idx);
-        std::memcpy(b, &h, sizeof(h));
-        if (m.body_len > 0) std::memcpy(b + sizeof(h), m.body, m.body_len);
-        bounce_sge = {reinterpret_cast<uint64_t>(b), static_cast<uint32_t>(total), send_pool_.lkey()};
-        bounce_wr = ibv_send_wr{};
-        bounce_wr.sg_list = &bounce_sge;
-        bounce_wr.num_sge = 1;
-        bounce_wr.opcode = IBV_WR_SEND;
-        wr = &bounce_wr;
-        slot.bounce = static_cast<int32_t>(idx);
+        wr->num_sge = 2;
     }
-    // Selective signalling: one WR per the QP's period, or every WR while
-    // bounce buffers run low.
-    if (++ep.unsignaled >= ep.signal_every || send_pool_.free_count() < low_bounce_) {
+    // Selective signalling: one WR per the QP's period. An inline SEND holds
+    // no buffer, so the pool's level (post_bounced) does not concern it.
+    wr->send_flags = IBV_SEND_INLINE;
+    if (++ep.unsignaled >= ep.signal_every) {
         wr->send_flags |= IBV_SEND_SIGNALED;
         ep.unsignaled = 0;
     }
+    return post_wr(ep, wr, SqSlot{});
+}
+
+// Out of line, so the inline path's frame does not carry this one's WR.
+// While bounce buffers run low every bounce SEND is signalled: RC completes
+// in order, so the last one's completion frees all the buffers before it,
+// and the unsignalled inline SENDs after it hold none.
+bool RcTransport::post_bounced(Endpoint &ep, const MsgOut &m) {
+    const wire::MsgHdr &h = isend_.hdr;
+    uint32_t idx = 0;
+    if (!send_pool_.get(&idx)) return false;
+    char *b = send_pool_.buf(idx);
+    std::memcpy(b, &h, sizeof(h));
+    if (m.body_len > 0) std::memcpy(b + sizeof(h), m.body, m.body_len);
+    ibv_sge sge{reinterpret_cast<uint64_t>(b), static_cast<uint32_t>(sizeof(h) + m.body_len), send_pool_.lkey()};
+    ibv_send_wr wr{};
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.opcode = IBV_WR_SEND;
+    if (++ep.unsignaled >= ep.signal_every || send_pool_.free_count() < low_bounce_) {
+        wr.send_flags = IBV_SEND_SIGNALED;
+        ep.unsignaled = 0;
+    }
+    SqSlot slot{};
+    slot.bounce = static_cast<int32_t>(idx);
+    return post_wr(ep, &wr, slot);
+}
+
+bool RcTransport::post_wr(Endpoint &ep, ibv_send_wr *wr, const SqSlot &slot) {
     wr->wr_id = make_send_wrid(static_cast<uint32_t>(ep.peer), ep.sq_posted);
     ibv_send_wr *bad = nullptr;
     if (int e = vx::post_send(ep.qp, wr, &bad)) {
@@ -245,9 +267,11 @@ void RcTransport::handle_recv(const ibv_wc &wc) {
         return recycle(nullptr, idx);
     }
     Endpoint &ep = eps_[static_cast<size_t>(peer)];
-    if (ep.state == ConnState::kAccepting) cm_.notify_established(ep);
-    // A lost peer's earlier messages are still good; a hostile one's are not.
-    if (ep.state == ConnState::kFailed && ep.error == RDMX_ERR_PROTOCOL) return recycle(nullptr, idx);
+    if (ep.state != ConnState::kConnected) [[unlikely]] {  // one test for the usual case
+        if (ep.state == ConnState::kAccepting) cm_.notify_established(ep);
+        // A lost peer's earlier messages are still good; a hostile one's are not.
+        if (ep.state == ConnState::kFailed && ep.error == RDMX_ERR_PROTOCOL) return recycle(nullptr, idx);
+    }
     // Only a SEND carries a message: an RDMA WRITE with immediate also takes
     // a shared receive, but its buffer holds stale bytes.
     if (wc.opcode != IBV_WC_RECV) return violation(ep, idx, "RDMA WRITE with immediate, not a SEND");

@@ -9,10 +9,12 @@
 #pragma once
 #include <netinet/in.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/copy.h"
 #include "core/hot.h"
 #include "core/rcache.h"
 #include "transport/cm.h"
@@ -92,6 +94,8 @@ private:
     void setup_rndv();
     // rc_msg.cc
     bool post_msg(Endpoint &ep, const MsgOut &m);
+    RDMX_SLOW_PATH bool post_bounced(Endpoint &ep, const MsgOut &m);  // a body past the inline limit
+    RDMX_HOT_INLINE bool post_wr(Endpoint &ep, ibv_send_wr *wr, const SqSlot &slot);
     bool room(Endpoint &ep, size_t body_len, bool ctrl, unsigned extra);  // can_send on a found endpoint
     void return_credits();
     void write_credits(Endpoint &ep);
@@ -185,9 +189,15 @@ private:
     // active message's the same way): a post writes only what changes. The
     // provider copies inline data at ibv_post_send, so the one header
     // buffer serves every post; posts run one at a time (under the engine
-    // lock, or on the one thread with RDMX_THREADS=single).
+    // lock, or on the one thread with RDMX_THREADS=single). A body of up to
+    // kGatherMax bytes is copied behind the header (`tail`), so the WR has
+    // one gather entry: the provider's inline copy is a loop over the
+    // entries with a memcpy call for each, which costs more than our copy
+    // of a few bytes.
+    static constexpr size_t kGatherMax = kInlineCopyMax;
     struct InlineSend {
         wire::MsgHdr hdr{};
+        unsigned char tail[kGatherMax]{};  // right behind hdr (static_assert below)
         ibv_sge sge[2]{};
         ibv_send_wr wr{};
         InlineSend() {
@@ -199,6 +209,7 @@ private:
         InlineSend(const InlineSend &) = delete;  // sge and wr point into this object
         InlineSend &operator=(const InlineSend &) = delete;
     } isend_;
+    static_assert(offsetof(InlineSend, tail) == sizeof(wire::MsgHdr), "the gathered body must follow the header");
 };
 
 }  // namespace rdmx
